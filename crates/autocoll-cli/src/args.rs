@@ -1,0 +1,169 @@
+//! Parsing of the list and range arguments the subcommands share.
+
+use std::str::FromStr;
+
+use autocoll::select::parse_bytes;
+use autocoll::{Collective, Implementation};
+
+use crate::Failure;
+
+/// Splits a comma list, refusing empty items.
+pub fn split(what: &str, text: &str) -> Result<Vec<String>, Failure> {
+    let items: Vec<String> = text.split(',').map(|s| s.trim().to_string()).collect();
+    if items.iter().any(String::is_empty) {
+        return Err(Failure::Usage(format!("{what} `{text}` has an empty item")));
+    }
+    Ok(items)
+}
+
+/// `all` or a comma list of collectives.
+pub fn ops(text: &str) -> Result<Vec<Collective>, Failure> {
+    if text == "all" {
+        return Ok(Collective::ALL.to_vec());
+    }
+    split("--op", text)?
+        .iter()
+        .map(|s| Collective::from_str(s).map_err(|e| Failure::Usage(format!("--op: {e}"))))
+        .collect()
+}
+
+/// `None` for `all`, else the implementations named.
+pub fn impls(text: &str) -> Result<Option<Vec<Implementation>>, Failure> {
+    if text == "all" {
+        return Ok(None);
+    }
+    let list = split("--impl", text)?
+        .iter()
+        .map(|s| {
+            s.parse::<Implementation>()
+                .map_err(|e| Failure::Usage(format!("--impl: {e}")))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Some(list))
+}
+
+/// Rank counts: `5`, `2,4,8`, or an inclusive range `2..16`.
+pub fn ranks(text: &str) -> Result<Vec<usize>, Failure> {
+    let bad = |why: &str| Failure::Usage(format!("-n `{text}`: {why}"));
+    let list: Vec<usize> = match text.split_once("..") {
+        Some((lo, hi)) => {
+            let lo: usize = lo
+                .parse()
+                .map_err(|_| bad("the range start is not a number"))?;
+            let hi: usize = hi
+                .parse()
+                .map_err(|_| bad("the range end is not a number"))?;
+            if lo > hi {
+                return Err(bad("the range is reversed"));
+            }
+            (lo..=hi).collect()
+        }
+        None => split("-n", text)?
+            .iter()
+            .map(|s| {
+                s.parse()
+                    .map_err(|_| bad(&format!("`{s}` is not a number")))
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    if list.contains(&0) {
+        return Err(bad("a job needs at least 1 rank"));
+    }
+    Ok(list)
+}
+
+/// Byte counts: `0,1,64K`, or a range `1K..8M` stepping by ×`step`.
+pub fn bytes(text: &str, step: usize) -> Result<Vec<usize>, Failure> {
+    let bad = |why: String| Failure::Usage(format!("--bytes `{text}`: {why}"));
+    match text.split_once("..") {
+        Some((lo, hi)) => {
+            let lo = parse_bytes(lo).map_err(bad)?;
+            let hi = parse_bytes(hi).map_err(bad)?;
+            if lo > hi {
+                return Err(bad("the range is reversed".into()));
+            }
+            if lo == 0 || step < 2 {
+                return Err(bad(
+                    "a range needs a start above 0 and a step of at least 2".into(),
+                ));
+            }
+            let mut out = vec![lo];
+            while let Some(next) = out.last().unwrap().checked_mul(step).filter(|&n| n <= hi) {
+                out.push(next);
+            }
+            Ok(out)
+        }
+        None => split("--bytes", text)?
+            .iter()
+            .map(|s| parse_bytes(s).map_err(&bad))
+            .collect(),
+    }
+}
+
+/// Roots: `all`, or a comma list where `last` and `mid` stand for P−1 and
+/// P/2; resolved per communicator size.
+pub fn roots(text: &str, p: usize) -> Result<Vec<usize>, Failure> {
+    if text == "all" {
+        return Ok((0..p).collect());
+    }
+    let mut out = Vec::new();
+    for item in split("--root", text)? {
+        let r = match item.as_str() {
+            "last" => p - 1,
+            "mid" => p / 2,
+            s => s.parse().map_err(|_| {
+                Failure::Usage(format!(
+                    "--root `{s}` is not a rank (a number, mid, last or all)"
+                ))
+            })?,
+        };
+        if r >= p {
+            return Err(Failure::Usage(format!(
+                "--root {r} is not a rank of a {p}-rank job"
+            )));
+        }
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage<T: std::fmt::Debug>(r: Result<T, Failure>) -> String {
+        match r {
+            Err(Failure::Usage(m)) => m,
+            Err(Failure::Run(e)) => panic!("not a usage error: {e}"),
+            Ok(v) => panic!("accepted: {v:?}"),
+        }
+    }
+
+    #[test]
+    fn lists_and_ranges_parse() {
+        assert_eq!(ranks("2..4").ok().unwrap(), vec![2, 3, 4]);
+        assert_eq!(ranks("2,8").ok().unwrap(), vec![2, 8]);
+        assert_eq!(
+            bytes("1K..8K", 2).ok().unwrap(),
+            vec![1024, 2048, 4096, 8192]
+        );
+        assert_eq!(bytes("1K..8M", 4).ok().unwrap().len(), 7);
+        assert_eq!(bytes("0,1,65539", 2).ok().unwrap(), vec![0, 1, 65539]);
+        assert_eq!(roots("0,mid,last", 5).ok().unwrap(), vec![0, 2, 4]);
+        assert_eq!(roots("0,last", 1).ok().unwrap(), vec![0]);
+    }
+
+    #[test]
+    fn bad_lists_say_what_is_wrong() {
+        assert!(usage(ranks("4..2")).contains("reversed"));
+        assert!(usage(ranks("0")).contains("at least 1 rank"));
+        assert!(usage(ranks("2,,3")).contains("empty item"));
+        assert!(usage(bytes("8M..1K", 2)).contains("reversed"));
+        assert!(usage(bytes("1Q", 2)).contains("unknown size suffix"));
+        assert!(usage(ops("bcast,scan")).contains("unknown collective `scan`"));
+        assert!(usage(impls("bcast:tree")).contains("unknown algorithm"));
+        assert!(usage(roots("7", 4)).contains("not a rank of a 4-rank job"));
+    }
+}

@@ -1,0 +1,221 @@
+//! `autocoll check`: run implementations on pseudo-random data and compare
+//! every rank's result with a serial reference.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use autocoll::check::{self, Case, Config, Dtype, Failure as CaseFailure};
+use autocoll::{local, Builtin, Collective, Implementation};
+use serde_json::json;
+
+use crate::{args, Failure};
+
+/// Arguments of `autocoll check`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Where the ranks run.
+    #[arg(long, value_enum, default_value_t = Transport::Local)]
+    transport: Transport,
+    /// Ranks: `5`, a list `2,3,5` or a range `2..8`.
+    #[arg(short = 'n', default_value = "5")]
+    ranks: String,
+    /// Collectives: `all` or a comma list.
+    #[arg(long, default_value = "all")]
+    op: String,
+    /// Implementation ids (comma list), or `all` for every family.
+    #[arg(long = "impl", default_value = "all")]
+    imp: String,
+    /// Bytes per rank: a comma list (K and M suffixes), rounded down to
+    /// whole elements of the collective's element type.
+    #[arg(long, default_value = "0,1,4096,65539")]
+    bytes: String,
+    /// Roots of rooted collectives: a comma list of ranks, `mid`, `last`, or `all`.
+    #[arg(long, default_value = "0")]
+    root: String,
+    /// Seed of the pseudo-random data.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Element type of reduce and allreduce.
+    #[arg(long, default_value = "f64")]
+    dtype: String,
+    /// Reduction of reduce and allreduce.
+    #[arg(long, default_value = "sum")]
+    reduce_op: String,
+    /// Seconds a rank waits for a peer before giving up.
+    #[arg(long, default_value_t = 30)]
+    timeout: u64,
+    /// Write the outcome as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+/// Transports `check` can run on.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Transport {
+    /// Every rank a thread of this process.
+    Local,
+}
+
+pub fn run(a: Args) -> Result<ExitCode, Failure> {
+    let config = Config {
+        seed: a.seed,
+        dtype: a
+            .dtype
+            .parse::<Dtype>()
+            .map_err(|e| Failure::Usage(format!("--dtype: {e}")))?,
+        reduce: a
+            .reduce_op
+            .parse::<Builtin>()
+            .map_err(|e| Failure::Usage(format!("--reduce-op: {e}")))?,
+    };
+    let ops = args::ops(&a.op)?;
+    if ops.iter().any(|op| op.reduces()) {
+        probe_op(&config)?;
+    }
+    let impls = args::impls(&a.imp)?;
+    let sizes = args::bytes(&a.bytes, 2)?;
+    let mut total = 0;
+    let mut failures = Vec::new();
+    for p in args::ranks(&a.ranks)? {
+        let cases = cases(
+            &ops,
+            impls.as_deref(),
+            &sizes,
+            &args::roots(&a.root, p)?,
+            p,
+            a.seed,
+        );
+        if cases.is_empty() {
+            return Err(Failure::Usage(format!(
+                "no implementation of {} matches --impl {}",
+                a.op, a.imp
+            )));
+        }
+        let start = Instant::now();
+        let found =
+            run_local(p, &cases, &config, Duration::from_secs(a.timeout)).map_err(Failure::Run)?;
+        report(p, &cases, &found, start.elapsed());
+        total += cases.len();
+        failures.extend(found);
+    }
+    let failed = count_failed_cases(&failures);
+    println!("check: {} passed, {} failed", total - failed, failed);
+    if let Some(path) = &a.json {
+        let doc = json!({"schema": "autocoll.check/1", "cases": total, "failed": failed, "failures": failures});
+        let text = serde_json::to_vec_pretty(&doc).expect("JSON of plain data");
+        autocoll::files::write_atomic(path, &text)
+            .context("writing --json")
+            .map_err(Failure::Run)?;
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Refuses a reduction the element type does not have (bitwise on floats)
+/// before any rank starts.
+fn probe_op(config: &Config) -> Result<(), Failure> {
+    let float = matches!(config.dtype, Dtype::F32 | Dtype::F64);
+    let bitwise = matches!(config.reduce, Builtin::Band | Builtin::Bor | Builtin::Bxor);
+    if float && bitwise {
+        return Err(Failure::Usage(format!(
+            "--reduce-op {} is not defined for --dtype {}",
+            config.reduce.name(),
+            config.dtype.name()
+        )));
+    }
+    Ok(())
+}
+
+/// Every (implementation, bytes, root) to run on `p` ranks, in a fixed order.
+fn cases(
+    ops: &[Collective],
+    impls: Option<&[Implementation]>,
+    sizes: &[usize],
+    roots: &[usize],
+    p: usize,
+    seed: u64,
+) -> Vec<Case> {
+    let mut out = Vec::new();
+    for &op in ops {
+        let sizes: &[usize] = if op == Collective::Barrier {
+            &[0]
+        } else {
+            sizes
+        };
+        let roots: &[usize] = if op.rooted() { roots } else { &[0] };
+        for &bytes in sizes {
+            let chosen: Vec<Implementation> = match impls {
+                None => check::all_implementations(op, p, bytes, seed),
+                Some(list) => list.iter().filter(|i| i.op == op).cloned().collect(),
+            };
+            for imp in chosen {
+                for &root in roots {
+                    out.push(Case {
+                        imp: imp.clone(),
+                        bytes,
+                        root,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+fn run_local(
+    p: usize,
+    cases: &[Case],
+    config: &Config,
+    timeout: Duration,
+) -> anyhow::Result<Vec<CaseFailure>> {
+    let per_rank = local::run(p, |mut comm| {
+        comm.set_timeout(timeout);
+        let mine = check::run(&mut comm, cases, config);
+        check::collect(&mut comm, mine)
+    });
+    let mut all = Vec::new();
+    for (rank, outcome) in per_rank.into_iter().enumerate() {
+        all.extend(outcome.with_context(|| format!("rank {rank} could not report"))?);
+    }
+    Ok(all)
+}
+
+fn same_case(f: &CaseFailure, p: usize, c: &Case) -> bool {
+    f.ranks == p && f.bytes == c.bytes && f.root == c.root && f.imp == c.imp.to_string()
+}
+
+fn report(p: usize, cases: &[Case], failures: &[CaseFailure], took: Duration) {
+    for case in cases {
+        let bad: Vec<&CaseFailure> = failures.iter().filter(|f| same_case(f, p, case)).collect();
+        let status = if bad.is_empty() { "ok  " } else { "FAIL" };
+        let root = if case.imp.op.rooted() {
+            format!(" root={}", case.root)
+        } else {
+            String::new()
+        };
+        println!("{status} n={p} bytes={}{root} {}", case.bytes, case.imp);
+        for f in bad {
+            println!("       rank {}: {}", f.rank, f.reason);
+        }
+    }
+    eprintln!(
+        "n={p}: {} cases in {:.2} s",
+        cases.len(),
+        took.as_secs_f64()
+    );
+}
+
+fn count_failed_cases(failures: &[CaseFailure]) -> usize {
+    let mut keys: Vec<_> = failures
+        .iter()
+        .map(|f| (f.ranks, &f.imp, f.bytes, f.root))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys.len()
+}

@@ -1,0 +1,69 @@
+//! `autocoll list`: every implementation family with its parameters.
+
+use std::process::ExitCode;
+
+use autocoll::Collective;
+
+use crate::{args, Failure};
+
+/// Arguments of `autocoll list`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Only this collective (or `all`).
+    #[arg(long, default_value = "all")]
+    op: String,
+}
+
+const TREES: [(&str, &str, &str); 8] = [
+    (
+        "flat",
+        "",
+        "the root sends to every rank (the paper's sequential tree)",
+    ),
+    ("chain", "", "rank i sends to rank i+1"),
+    ("backward-chain", "", "rank i sends to rank i-1"),
+    ("binary", "", "heap-numbered, two children per rank"),
+    ("kary", "k=<fan-out>", "heap-numbered, k children per rank"),
+    ("binomial", "", "largest subtree first; ceil(log2 P) rounds"),
+    ("knomial", "k=<radix>", "binomial generalised to radix k"),
+    (
+        "user",
+        "parents=<p0.p1...>",
+        "explicit parent position of each position (from the root)",
+    ),
+];
+
+fn named(name: &str) -> &'static str {
+    match name {
+        "ring" => "reduce-scatter + allgather around a ring (allgather: P-1 shifts)",
+        "recursive-doubling" => "log2 P pairwise exchanges of everything held",
+        "rabenseifner" => "reduce-scatter by recursive halving, allgather by recursive doubling",
+        "dissemination" => "round j: signal rank+2^j, wait for rank-2^j",
+        _ => "",
+    }
+}
+
+pub fn run(a: Args) -> Result<ExitCode, Failure> {
+    for op in args::ops(&a.op)? {
+        println!("{op}");
+        let seg = if op == Collective::Barrier {
+            ""
+        } else {
+            "[:seg=<bytes>]"
+        };
+        for (shape, k, what) in TREES {
+            let k = if k.is_empty() {
+                String::new()
+            } else {
+                format!(":{k}")
+            };
+            let id = format!("{op}:{shape}{k}{seg}");
+            println!("  {id:<46} {what}");
+        }
+        for alg in op.named_algorithms() {
+            let id = format!("{op}:{}", alg.name());
+            println!("  {id:<46} {}", named(alg.name()));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

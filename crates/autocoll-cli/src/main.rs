@@ -1,0 +1,63 @@
+//! The `autocoll` command.
+//!
+//! Each subcommand lives in a file of its own; this file only parses the
+//! command line and maps outcomes to exit codes: 0 success, 1 a failed
+//! check or run, 2 bad arguments or input.
+
+mod args;
+mod check;
+mod list;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Self-tuning collective communication: check, measure and tune
+/// broadcast, reduce, scatter, gather, allreduce, allgather and barrier.
+#[derive(Parser)]
+#[command(name = "autocoll", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Validate implementations against a serial reference.
+    Check(check::Args),
+    /// List every implementation family and its parameters.
+    List(list::Args),
+}
+
+/// A failure the user caused (exit 2) or a run that failed (exit 1).
+pub enum Failure {
+    /// Bad arguments or input: one line, exit code 2.
+    Usage(String),
+    /// The run itself failed: exit code 1.
+    Run(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Self {
+        Failure::Run(e)
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Check(a) => check::run(a),
+        Command::List(a) => list::run(a),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(Failure::Usage(msg)) => {
+            eprintln!("autocoll: {msg}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Run(e)) => {
+            eprintln!("autocoll: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

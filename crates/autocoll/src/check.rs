@@ -1,0 +1,457 @@
+//! Validation of implementations against a serial reference.
+//!
+//! Every rank makes up every rank's input from the seed, so it can compute
+//! the result it must end with on its own, without trusting any collective.
+//! The same code runs on every transport: each rank checks itself, and
+//! [`collect`] brings the failures to rank 0.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+use crate::clock::now_ns;
+use crate::coll::op::{Builtin, Element, Op};
+use crate::comm::Communicator;
+use crate::select::{Algorithm, Collective, Implementation};
+use crate::tree::Shape;
+
+/// One implementation run once at one size and root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Case {
+    /// What runs.
+    pub imp: Implementation,
+    /// Bytes per rank (rounded down to whole elements by the run).
+    pub bytes: usize,
+    /// The root, for rooted collectives.
+    pub root: usize,
+}
+
+/// The element type reductions are checked with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[allow(missing_docs)]
+pub enum Dtype {
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F32,
+    F64,
+}
+
+impl Dtype {
+    /// All element types.
+    pub const ALL: [Dtype; 10] = [
+        Dtype::I8,
+        Dtype::I16,
+        Dtype::I32,
+        Dtype::I64,
+        Dtype::U8,
+        Dtype::U16,
+        Dtype::U32,
+        Dtype::U64,
+        Dtype::F32,
+        Dtype::F64,
+    ];
+
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            Dtype::I8 | Dtype::U8 => 1,
+            Dtype::I16 | Dtype::U16 => 2,
+            Dtype::I32 | Dtype::U32 | Dtype::F32 => 4,
+            Dtype::I64 | Dtype::U64 | Dtype::F64 => 8,
+        }
+    }
+
+    /// The type's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::I8 => "i8",
+            Dtype::I16 => "i16",
+            Dtype::I32 => "i32",
+            Dtype::I64 => "i64",
+            Dtype::U8 => "u8",
+            Dtype::U16 => "u16",
+            Dtype::U32 => "u32",
+            Dtype::U64 => "u64",
+            Dtype::F32 => "f32",
+            Dtype::F64 => "f64",
+        }
+    }
+}
+
+impl std::str::FromStr for Dtype {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Dtype::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| format!("unknown element type `{s}` (i8..i64, u8..u64, f32, f64)"))
+    }
+}
+
+/// What the data of a check run looks like.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// Seed of the pseudo-random inputs.
+    pub seed: u64,
+    /// Element type of reductions (data movers always use bytes).
+    pub dtype: Dtype,
+    /// The reduction.
+    pub reduce: Builtin,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            seed: 1,
+            dtype: Dtype::F64,
+            reduce: Builtin::Sum,
+        }
+    }
+}
+
+impl Config {
+    /// Bytes per element of `op`'s data.
+    pub fn elem(&self, op: Collective) -> usize {
+        if op.reduces() {
+            self.dtype.size()
+        } else {
+            1
+        }
+    }
+}
+
+/// A case that went wrong on one rank.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    /// The implementation's id.
+    #[serde(rename = "impl")]
+    pub imp: String,
+    /// Communicator size.
+    pub ranks: usize,
+    /// Bytes per rank.
+    pub bytes: usize,
+    /// Root.
+    pub root: usize,
+    /// The rank that saw it.
+    pub rank: usize,
+    /// What was wrong.
+    pub reason: String,
+}
+
+/// A user tree for `p` ranks that no built-in shape produces: every
+/// position's parent drawn at random from the positions before it.
+pub fn user_tree(p: usize, seed: u64) -> Shape {
+    let parents = (0..p)
+        .map(|pos| {
+            if pos == 0 {
+                0
+            } else {
+                (mix(seed ^ pos as u64) % pos as u64) as usize
+            }
+        })
+        .collect();
+    Shape::User(parents)
+}
+
+/// The implementations `all` stands for in a check on `p` ranks at `bytes`
+/// per rank: every family, segmented at 1 KiB and 64 KiB where the message
+/// is at least that long, and a random user tree.
+pub fn all_implementations(
+    op: Collective,
+    p: usize,
+    bytes: usize,
+    seed: u64,
+) -> Vec<Implementation> {
+    let segs: Vec<usize> = [1024, 64 * 1024]
+        .into_iter()
+        .filter(|&s| s <= bytes)
+        .collect();
+    let mut all = Implementation::all(op, &segs);
+    let shape = user_tree(p, seed);
+    let user_segs = if op == Collective::Barrier {
+        vec![None]
+    } else {
+        vec![None, segs.first().copied()]
+    };
+    for seg in user_segs
+        .into_iter()
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        all.push(Implementation {
+            op,
+            algorithm: Algorithm::Tree(shape.clone()),
+            seg,
+        });
+    }
+    all
+}
+
+/// Runs every case on this rank, in order, and returns what went wrong here.
+pub fn run(comm: &mut Communicator, cases: &[Case], config: &Config) -> Vec<Failure> {
+    cases
+        .iter()
+        .enumerate()
+        .filter_map(|(i, case)| {
+            let outcome = run_case(comm, case, config, i as u64);
+            outcome.err().map(|reason| Failure {
+                imp: case.imp.to_string(),
+                ranks: comm.size(),
+                bytes: case.bytes,
+                root: case.root,
+                rank: comm.rank(),
+                reason,
+            })
+        })
+        .collect()
+}
+
+/// Runs one case and compares this rank's result with the reference.
+pub fn run_case(
+    comm: &mut Communicator,
+    case: &Case,
+    config: &Config,
+    index: u64,
+) -> Result<(), String> {
+    let inputs = Inputs {
+        seed: mix(config.seed ^ mix(index)),
+        p: comm.size(),
+        me: comm.rank(),
+    };
+    let op = case.imp.op;
+    if op == Collective::Barrier {
+        return check_barrier(comm, case, index);
+    }
+    if !op.reduces() {
+        return check_moves(comm, case, &inputs);
+    }
+    macro_rules! typed {
+        ($($d:ident => $t:ty),*) => {
+            match config.dtype { $(Dtype::$d => check_reduce::<$t>(comm, case, &inputs, config.reduce),)* }
+        };
+    }
+    typed!(I8 => i8, I16 => i16, I32 => i32, I64 => i64, U8 => u8, U16 => u16, U32 => u32, U64 => u64, F32 => f32, F64 => f64)
+}
+
+/// Sends every rank's failures to rank 0, which returns them all (in rank
+/// order); other ranks return an empty list.
+pub fn collect(comm: &mut Communicator, mine: Vec<Failure>) -> crate::Result<Vec<Failure>> {
+    const TAG: u64 = 0xC4EC;
+    if comm.rank() != 0 {
+        let text = serde_json::to_vec(&mine).expect("failures serialise");
+        comm.send_bytes(0, TAG, Bytes::from(text))?;
+        return Ok(Vec::new());
+    }
+    let mut all = mine;
+    for src in 1..comm.size() {
+        let text = comm.recv_bytes(src, TAG)?;
+        let theirs: Vec<Failure> =
+            serde_json::from_slice(&text).map_err(|e| crate::Error::Protocol {
+                peer: format!("rank {src}"),
+                reason: format!("unreadable check report: {e}"),
+            })?;
+        all.extend(theirs);
+    }
+    Ok(all)
+}
+
+/// Splitmix64: a fast, well-mixed hash of a 64-bit value.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Every rank's input, made up from the seed on demand.
+struct Inputs {
+    seed: u64,
+    p: usize,
+    me: usize,
+}
+
+impl Inputs {
+    fn values<T: Sample>(&self, rank: usize, range: std::ops::Range<usize>) -> Vec<T> {
+        let base = mix(self.seed ^ (rank as u64).wrapping_mul(0x1000_0000_01B3));
+        range.map(|i| T::sample(mix(base ^ i as u64))).collect()
+    }
+}
+
+/// Element values a reduction keeps exact: floats are small whole numbers,
+/// so every combination order gives the same bits.
+trait Sample: Element {
+    fn sample(bits: u64) -> Self;
+}
+
+macro_rules! sample_int {
+    ($($t:ty),*) => {$( impl Sample for $t { fn sample(bits: u64) -> Self { bits as $t } } )*};
+}
+sample_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl Sample for f32 {
+    fn sample(bits: u64) -> Self {
+        (bits % 3 + 1) as f32
+    }
+}
+
+impl Sample for f64 {
+    fn sample(bits: u64) -> Self {
+        (bits % 3 + 1) as f64
+    }
+}
+
+fn compare<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    got: &[T],
+    want: &[T],
+) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!(
+            "{what} has {} elements, expected {}",
+            got.len(),
+            want.len()
+        ));
+    }
+    match got.iter().zip(want).position(|(g, w)| g != w) {
+        None => Ok(()),
+        Some(i) => {
+            let wrong = got.iter().zip(want).filter(|(g, w)| g != w).count();
+            Err(format!(
+                "{what}: {wrong} of {} elements wrong, first at {i}: got {:?}, expected {:?}",
+                got.len(),
+                got[i],
+                want[i]
+            ))
+        }
+    }
+}
+
+fn check_moves(comm: &mut Communicator, case: &Case, inputs: &Inputs) -> Result<(), String> {
+    let (p, me, root, n) = (inputs.p, inputs.me, case.root, case.bytes);
+    let imp = &case.imp;
+    let fail = |e: crate::Error| e.to_string();
+    match imp.op {
+        Collective::Bcast => {
+            let mut buf = if me == root {
+                inputs.values::<u8>(root, 0..n)
+            } else {
+                vec![0u8; n]
+            };
+            comm.bcast_with(imp, &mut buf, root).map_err(fail)?;
+            compare("bcast result", &buf, &inputs.values::<u8>(root, 0..n))
+        }
+        Collective::Scatter => {
+            let send = if me == root {
+                inputs.values::<u8>(root, 0..p * n)
+            } else {
+                Vec::new()
+            };
+            let mut recv = vec![0u8; n];
+            comm.scatter_with(imp, &send, &mut recv, root)
+                .map_err(fail)?;
+            compare(
+                "scatter block",
+                &recv,
+                &inputs.values::<u8>(root, me * n..(me + 1) * n),
+            )
+        }
+        Collective::Gather => {
+            let send = inputs.values::<u8>(me, 0..n);
+            let mut recv = if me == root {
+                vec![0u8; p * n]
+            } else {
+                Vec::new()
+            };
+            comm.gather_with(imp, &send, &mut recv, root)
+                .map_err(fail)?;
+            if me != root {
+                return Ok(());
+            }
+            let want: Vec<u8> = (0..p).flat_map(|r| inputs.values::<u8>(r, 0..n)).collect();
+            compare("gather result", &recv, &want)
+        }
+        Collective::Allgather => {
+            let send = inputs.values::<u8>(me, 0..n);
+            let mut recv = vec![0u8; p * n];
+            comm.allgather_with(imp, &send, &mut recv).map_err(fail)?;
+            let want: Vec<u8> = (0..p).flat_map(|r| inputs.values::<u8>(r, 0..n)).collect();
+            compare("allgather result", &recv, &want)
+        }
+        other => Err(format!("{other} is not a data-moving collective")),
+    }
+}
+
+fn check_reduce<T: Sample>(
+    comm: &mut Communicator,
+    case: &Case,
+    inputs: &Inputs,
+    builtin: Builtin,
+) -> Result<(), String> {
+    let (p, me, root) = (inputs.p, inputs.me, case.root);
+    let n = case.bytes / size_of::<T>();
+    let op = Op::<T>::Builtin(builtin);
+    let send = inputs.values::<T>(me, 0..n);
+    let rooted = case.imp.op == Collective::Reduce;
+    let mut recv = if rooted && me != root {
+        Vec::new()
+    } else {
+        vec![T::zeroed(); n]
+    };
+    let outcome = if rooted {
+        comm.reduce_with(&case.imp, &send, &mut recv, &op, root)
+    } else {
+        comm.allreduce_with(&case.imp, &send, &mut recv, &op)
+    };
+    outcome.map_err(|e| e.to_string())?;
+    if rooted && me != root {
+        return Ok(());
+    }
+    let mut want = inputs.values::<T>(0, 0..n);
+    for r in 1..p {
+        op.apply(&mut want, &inputs.values::<T>(r, 0..n));
+    }
+    compare(&format!("{} result", case.imp.op), &recv, &want)
+}
+
+/// A barrier is right when no rank leaves before the last one entered. One
+/// rank enters late on purpose; the ranks then swap their enter and leave
+/// times (on the shared monotonic clock) with a ring allgather.
+fn check_barrier(comm: &mut Communicator, case: &Case, index: u64) -> Result<(), String> {
+    let p = comm.size();
+    let late = index as usize % p;
+    if comm.rank() == late && p > 1 {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let enter = now_ns();
+    comm.barrier_with(&case.imp).map_err(|e| e.to_string())?;
+    let leave = now_ns();
+    if !comm.shared_clock() {
+        return Ok(());
+    }
+    let mut times = vec![0u64; 2 * p];
+    let ring = Implementation {
+        op: Collective::Allgather,
+        algorithm: Algorithm::Ring,
+        seg: None,
+    };
+    comm.allgather_with(&ring, &[enter, leave], &mut times)
+        .map_err(|e| format!("exchanging barrier times: {e}"))?;
+    let (last, last_enter) = (0..p)
+        .map(|r| (r, times[2 * r]))
+        .max_by_key(|&(_, t)| t)
+        .unwrap_or((0, 0));
+    if leave < last_enter {
+        return Err(format!(
+            "left the barrier {:.3} ms before rank {last} entered it",
+            (last_enter - leave) as f64 / 1e6
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,158 @@
+//! The collectives, one file per algorithm family.
+//!
+//! Everything below this module works on bytes: the typed API in
+//! [`crate::comm::Communicator`] casts user buffers to bytes and erases the
+//! reduction op into a [`Combine`]. Rooted data flows (bcast, reduce,
+//! scatter, gather) are one generic pipeline each over any [`Tree`];
+//! algorithms that are not trees live in their own files.
+
+pub(crate) mod allgather;
+pub(crate) mod allreduce;
+pub(crate) mod barrier;
+pub(crate) mod bcast;
+mod fold;
+pub(crate) mod gather;
+pub mod op;
+pub(crate) mod reduce;
+pub(crate) mod scatter;
+
+use std::ops::Range;
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use crate::comm::{CallSig, Tag, Transport};
+use crate::error::{Error, Result};
+use crate::observe::{Event, Observer, Stage};
+use crate::select::Implementation;
+
+/// Combines an incoming run of elements into an accumulator, both as bytes.
+pub(crate) type Combine<'a> = &'a (dyn Fn(&mut [u8], &[u8]) + Sync);
+
+/// What every algorithm needs: the transport, the call and the observer.
+pub(crate) struct Ctx<'a> {
+    pub transport: &'a mut dyn Transport,
+    pub call: CallSig,
+    pub rank: usize,
+    pub size: usize,
+    pub imp: &'a Implementation,
+    pub observer: Option<&'a dyn Observer>,
+}
+
+impl Ctx<'_> {
+    /// Reports a stage to the observer, if there is one.
+    #[inline]
+    pub fn note(&self, stage: Stage, segment: usize, peer: Option<usize>) {
+        if let Some(observer) = self.observer {
+            observer.event(&Event {
+                rank: self.rank,
+                call: self.call.seq,
+                imp: self.imp,
+                stage,
+                segment: segment as u32,
+                peer,
+                time: Instant::now(),
+            });
+        }
+    }
+
+    pub fn send(&mut self, dest: usize, phase: u8, data: Bytes, segment: usize) -> Result<()> {
+        let tag = Tag::Coll {
+            call: self.call,
+            phase,
+        };
+        self.transport.send(dest, tag, data)?;
+        self.note(Stage::Sent, segment, Some(dest));
+        Ok(())
+    }
+
+    /// Receives a message that must hold exactly `len` bytes.
+    pub fn recv(&mut self, src: usize, phase: u8, len: usize, segment: usize) -> Result<Bytes> {
+        let tag = Tag::Coll {
+            call: self.call,
+            phase,
+        };
+        let data = self.transport.recv(src, tag)?;
+        if data.len() != len {
+            return Err(Error::MessageSize {
+                rank: self.rank,
+                peer: src,
+                expected: len,
+                got: data.len(),
+                call: self.call,
+            });
+        }
+        self.note(Stage::Received, segment, Some(src));
+        Ok(data)
+    }
+
+    /// Receives into `dest`, which fixes the expected length.
+    pub fn recv_into(
+        &mut self,
+        src: usize,
+        phase: u8,
+        dest: &mut [u8],
+        segment: usize,
+    ) -> Result<Bytes> {
+        let data = self.recv(src, phase, dest.len(), segment)?;
+        dest.copy_from_slice(&data);
+        Ok(data)
+    }
+
+    /// Receives a run of elements and combines it into `acc`.
+    pub fn recv_combine(
+        &mut self,
+        src: usize,
+        phase: u8,
+        acc: &mut [u8],
+        combine: Combine<'_>,
+        segment: usize,
+    ) -> Result<()> {
+        let data = self.recv(src, phase, acc.len(), segment)?;
+        combine(acc, &data);
+        self.note(Stage::Combined, segment, Some(src));
+        Ok(())
+    }
+}
+
+/// The byte ranges of a `total`-byte message cut into `seg`-byte segments
+/// (the last one shorter). A zero-byte message has no segments.
+pub(crate) fn segments(total: usize, seg: usize) -> impl Iterator<Item = Range<usize>> {
+    let seg = seg.max(1);
+    (0..total.div_ceil(seg)).map(move |k| k * seg..(k * seg).saturating_add(seg).min(total))
+}
+
+/// The segment size in bytes for an implementation: its `seg` rounded down
+/// to whole elements (at least one), or unbounded when unsegmented.
+pub(crate) fn segment_bytes(imp: &Implementation, elem: usize) -> usize {
+    match imp.seg {
+        Some(seg) => (seg / elem).max(1) * elem,
+        None => usize::MAX,
+    }
+}
+
+/// Block `i` of `n` elements split into `parts` near-equal blocks, in bytes.
+pub(crate) fn block(n: usize, parts: usize, i: usize, elem: usize) -> Range<usize> {
+    (i * n / parts) * elem..((i + 1) * n / parts) * elem
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_cover_the_message_once() {
+        let cuts: Vec<_> = segments(10, 4).collect();
+        assert_eq!(cuts, vec![0..4, 4..8, 8..10]);
+        assert_eq!(segments(0, 4).count(), 0);
+        assert_eq!(segments(3, 100).collect::<Vec<_>>(), vec![0..3]);
+        assert_eq!(segments(3, usize::MAX).collect::<Vec<_>>(), vec![0..3]);
+    }
+
+    #[test]
+    fn blocks_partition_unevenly_sized_vectors() {
+        let blocks: Vec<_> = (0..3).map(|i| block(7, 3, i, 8)).collect();
+        assert_eq!(blocks, vec![0..16, 16..32, 32..56]);
+        assert_eq!(block(0, 4, 2, 8), 0..0);
+    }
+}

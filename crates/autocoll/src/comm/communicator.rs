@@ -1,0 +1,462 @@
+//! The typed collectives API.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytemuck::Pod;
+use bytes::Bytes;
+
+use super::{CallSig, Tag, Transport};
+use crate::coll::op::{Element, Op};
+use crate::coll::{self, segment_bytes, Combine, Ctx};
+use crate::error::{Error, Result};
+use crate::observe::{Observer, Stage};
+use crate::select::{Algorithm, Collective, Fixed, Implementation, Selector};
+use crate::tree::{Shape, Tree};
+
+/// A group of ranks that run collectives together.
+///
+/// Every rank must make the same collective calls in the same order, with
+/// the same root and message size, as in MPI. Each call is numbered; a rank
+/// that disagrees is reported with both calls named.
+pub struct Communicator {
+    transport: Box<dyn Transport>,
+    seq: u64,
+    trees: HashMap<(Shape, usize), Arc<Tree>>,
+    table: Option<Arc<[usize]>>,
+    observer: Option<Arc<dyn Observer>>,
+    selector: Box<dyn Selector>,
+}
+
+/// The byte-level arguments of one call.
+struct Call<'a> {
+    op: Collective,
+    root: usize,
+    bytes: usize,
+    elem: usize,
+    send: &'a [u8],
+    recv: &'a mut [u8],
+    combine: Option<Combine<'a>>,
+}
+
+impl Communicator {
+    /// A communicator over `transport`, with the built-in selector.
+    pub fn new(transport: Box<dyn Transport>) -> Self {
+        Communicator {
+            transport,
+            seq: 0,
+            trees: HashMap::new(),
+            table: None,
+            observer: None,
+            selector: Box::new(Fixed::default()),
+        }
+    }
+
+    /// This process's rank.
+    pub fn rank(&self) -> usize {
+        self.transport.rank()
+    }
+
+    /// The number of ranks.
+    pub fn size(&self) -> usize {
+        self.transport.size()
+    }
+
+    /// The transport's kind: `local`, `tcp` or `mpi`.
+    pub fn transport_kind(&self) -> &'static str {
+        self.transport.kind()
+    }
+
+    /// True when all ranks read one monotonic clock.
+    pub fn shared_clock(&self) -> bool {
+        self.transport.shared_clock()
+    }
+
+    /// The host of every rank.
+    pub fn hosts(&self) -> Vec<String> {
+        self.transport.hosts()
+    }
+
+    /// How long a rank waits for a peer before reporting it lost.
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.transport.set_timeout(timeout);
+    }
+
+    /// Installs (or, with `None`, removes) the observer of every call.
+    pub fn set_observer(&mut self, observer: Option<Arc<dyn Observer>>) {
+        self.observer = observer;
+    }
+
+    /// Replaces the selector that picks the implementation of plain calls.
+    pub fn set_selector(&mut self, selector: Box<dyn Selector>) {
+        self.selector = selector;
+    }
+
+    /// Sets the virtual-rank table (a permutation of the ranks: the order in
+    /// which they take the positions of every tree); `None` is the identity.
+    pub fn set_virtual_ranks(&mut self, table: Option<Vec<usize>>) -> Result<()> {
+        if let Some(t) = &table {
+            Tree::build(&Shape::Chain, self.size(), 0, Some(t))?;
+        }
+        self.table = table.map(Into::into);
+        self.trees.clear();
+        Ok(())
+    }
+
+    /// The tree of `shape` rooted at `root`, built once and cached.
+    pub fn tree(&mut self, shape: &Shape, root: usize) -> Result<Arc<Tree>> {
+        let key = (shape.clone(), root);
+        if let Some(tree) = self.trees.get(&key) {
+            return Ok(tree.clone());
+        }
+        let tree = Arc::new(Tree::build(
+            shape,
+            self.size(),
+            root,
+            self.table.as_deref(),
+        )?);
+        self.trees.insert(key, tree.clone());
+        Ok(tree)
+    }
+
+    /// Sends a point-to-point message outside any collective.
+    pub fn send_bytes(&mut self, dest: usize, tag: u64, data: Bytes) -> Result<()> {
+        self.transport.send(dest, Tag::User(tag), data)
+    }
+
+    /// Receives a point-to-point message sent with [`Self::send_bytes`].
+    pub fn recv_bytes(&mut self, src: usize, tag: u64) -> Result<Bytes> {
+        self.transport.recv(src, Tag::User(tag))
+    }
+
+    fn choose(&mut self, op: Collective, bytes: usize) -> Implementation {
+        let size = self.size();
+        self.selector.select(op, size, bytes)
+    }
+
+    /// Broadcasts `buf` from `root` with the selector's choice.
+    pub fn bcast<T: Pod>(&mut self, buf: &mut [T], root: usize) -> Result<()> {
+        let imp = self.choose(Collective::Bcast, std::mem::size_of_val(buf));
+        self.bcast_with(&imp, buf, root)
+    }
+
+    /// Broadcasts `buf` from `root` with `imp`.
+    pub fn bcast_with<T: Pod>(
+        &mut self,
+        imp: &Implementation,
+        buf: &mut [T],
+        root: usize,
+    ) -> Result<()> {
+        let bytes = std::mem::size_of_val(buf);
+        self.run(
+            imp,
+            Call {
+                op: Collective::Bcast,
+                root,
+                bytes,
+                elem: size_of::<T>(),
+                send: &[],
+                recv: bytemuck::cast_slice_mut(buf),
+                combine: None,
+            },
+        )
+    }
+
+    /// Combines every rank's `send` with `op` into `recv` at `root` (other
+    /// ranks may pass an empty `recv`).
+    pub fn reduce<T: Element>(
+        &mut self,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+        root: usize,
+    ) -> Result<()> {
+        let imp = self.choose(Collective::Reduce, std::mem::size_of_val(send));
+        self.reduce_with(&imp, send, recv, op, root)
+    }
+
+    /// [`Self::reduce`] with `imp`.
+    pub fn reduce_with<T: Element>(
+        &mut self,
+        imp: &Implementation,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+        root: usize,
+    ) -> Result<()> {
+        op.check()?;
+        if self.rank() == root {
+            expect_len("reduce receive buffer", send.len(), recv.len())?;
+        }
+        let combine = |a: &mut [u8], b: &[u8]| op.on_bytes(a, b);
+        self.run(
+            imp,
+            Call {
+                op: Collective::Reduce,
+                root,
+                bytes: std::mem::size_of_val(send),
+                elem: size_of::<T>(),
+                send: bytemuck::cast_slice(send),
+                recv: bytemuck::cast_slice_mut(recv),
+                combine: Some(&combine),
+            },
+        )
+    }
+
+    /// Sends block i of `send` (read at `root` only, `size × recv.len()`
+    /// elements) to rank i's `recv`.
+    pub fn scatter<T: Pod>(&mut self, send: &[T], recv: &mut [T], root: usize) -> Result<()> {
+        let imp = self.choose(Collective::Scatter, std::mem::size_of_val(recv));
+        self.scatter_with(&imp, send, recv, root)
+    }
+
+    /// [`Self::scatter`] with `imp`.
+    pub fn scatter_with<T: Pod>(
+        &mut self,
+        imp: &Implementation,
+        send: &[T],
+        recv: &mut [T],
+        root: usize,
+    ) -> Result<()> {
+        if self.rank() == root {
+            expect_len("scatter send buffer", self.size() * recv.len(), send.len())?;
+        }
+        self.run(
+            imp,
+            Call {
+                op: Collective::Scatter,
+                root,
+                bytes: std::mem::size_of_val(recv),
+                elem: size_of::<T>(),
+                send: bytemuck::cast_slice(send),
+                recv: bytemuck::cast_slice_mut(recv),
+                combine: None,
+            },
+        )
+    }
+
+    /// Collects every rank's `send` into block i of `recv` at `root`
+    /// (`size × send.len()` elements there; other ranks may pass empty).
+    pub fn gather<T: Pod>(&mut self, send: &[T], recv: &mut [T], root: usize) -> Result<()> {
+        let imp = self.choose(Collective::Gather, std::mem::size_of_val(send));
+        self.gather_with(&imp, send, recv, root)
+    }
+
+    /// [`Self::gather`] with `imp`.
+    pub fn gather_with<T: Pod>(
+        &mut self,
+        imp: &Implementation,
+        send: &[T],
+        recv: &mut [T],
+        root: usize,
+    ) -> Result<()> {
+        if self.rank() == root {
+            expect_len(
+                "gather receive buffer",
+                self.size() * send.len(),
+                recv.len(),
+            )?;
+        }
+        self.run(
+            imp,
+            Call {
+                op: Collective::Gather,
+                root,
+                bytes: std::mem::size_of_val(send),
+                elem: size_of::<T>(),
+                send: bytemuck::cast_slice(send),
+                recv: bytemuck::cast_slice_mut(recv),
+                combine: None,
+            },
+        )
+    }
+
+    /// Combines every rank's `send` with `op` into every rank's `recv`.
+    pub fn allreduce<T: Element>(&mut self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
+        let imp = self.choose(Collective::Allreduce, std::mem::size_of_val(send));
+        self.allreduce_with(&imp, send, recv, op)
+    }
+
+    /// [`Self::allreduce`] with `imp`.
+    pub fn allreduce_with<T: Element>(
+        &mut self,
+        imp: &Implementation,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+    ) -> Result<()> {
+        op.check()?;
+        expect_len("allreduce receive buffer", send.len(), recv.len())?;
+        let combine = |a: &mut [u8], b: &[u8]| op.on_bytes(a, b);
+        self.run(
+            imp,
+            Call {
+                op: Collective::Allreduce,
+                root: 0,
+                bytes: std::mem::size_of_val(send),
+                elem: size_of::<T>(),
+                send: bytemuck::cast_slice(send),
+                recv: bytemuck::cast_slice_mut(recv),
+                combine: Some(&combine),
+            },
+        )
+    }
+
+    /// Collects every rank's `send` into block i of every rank's `recv`.
+    pub fn allgather<T: Pod>(&mut self, send: &[T], recv: &mut [T]) -> Result<()> {
+        let imp = self.choose(Collective::Allgather, std::mem::size_of_val(send));
+        self.allgather_with(&imp, send, recv)
+    }
+
+    /// [`Self::allgather`] with `imp`.
+    pub fn allgather_with<T: Pod>(
+        &mut self,
+        imp: &Implementation,
+        send: &[T],
+        recv: &mut [T],
+    ) -> Result<()> {
+        expect_len(
+            "allgather receive buffer",
+            self.size() * send.len(),
+            recv.len(),
+        )?;
+        self.run(
+            imp,
+            Call {
+                op: Collective::Allgather,
+                root: 0,
+                bytes: std::mem::size_of_val(send),
+                elem: size_of::<T>(),
+                send: bytemuck::cast_slice(send),
+                recv: bytemuck::cast_slice_mut(recv),
+                combine: None,
+            },
+        )
+    }
+
+    /// Returns once every rank has called it.
+    pub fn barrier(&mut self) -> Result<()> {
+        let imp = self.choose(Collective::Barrier, 0);
+        self.barrier_with(&imp)
+    }
+
+    /// [`Self::barrier`] with `imp`.
+    pub fn barrier_with(&mut self, imp: &Implementation) -> Result<()> {
+        self.run(
+            imp,
+            Call {
+                op: Collective::Barrier,
+                root: 0,
+                bytes: 0,
+                elem: 1,
+                send: &[],
+                recv: &mut [],
+                combine: None,
+            },
+        )
+    }
+
+    /// Checks the call, numbers it, and runs `imp` on it.
+    fn run(&mut self, imp: &Implementation, call: Call<'_>) -> Result<()> {
+        if imp.op != call.op {
+            return Err(Error::WrongOp {
+                imp: imp.to_string(),
+                op: call.op.to_string(),
+            });
+        }
+        let size = self.size();
+        if call.root >= size {
+            return Err(Error::RankOutOfRange {
+                rank: call.root,
+                size,
+            });
+        }
+        let tree = match &imp.algorithm {
+            Algorithm::Tree(shape) => Some(self.tree(shape, call.root)?),
+            _ => None,
+        };
+        let sig = CallSig {
+            seq: self.seq,
+            op: call.op,
+            root: call.root as u32,
+            bytes: call.bytes as u64,
+        };
+        self.seq += 1;
+        let timed = self.selector.wants_times().then(Instant::now);
+        let mut ctx = Ctx {
+            rank: self.transport.rank(),
+            size,
+            transport: self.transport.as_mut(),
+            call: sig,
+            imp,
+            observer: self.observer.as_deref(),
+        };
+        ctx.note(Stage::Enter, 0, None);
+        dispatch(&mut ctx, tree.as_deref(), call)?;
+        ctx.note(Stage::Done, 0, None);
+        if let Some(start) = timed {
+            let secs = start.elapsed().as_secs_f64();
+            self.selector.record(imp, size, sig.bytes as usize, secs);
+        }
+        Ok(())
+    }
+}
+
+fn expect_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
+    if expected != got {
+        return Err(Error::BufferSize {
+            what,
+            expected,
+            got,
+        });
+    }
+    Ok(())
+}
+
+/// Picks the algorithm family's code for the call.
+fn dispatch(ctx: &mut Ctx<'_>, tree: Option<&Tree>, call: Call<'_>) -> Result<()> {
+    let seg = segment_bytes(ctx.imp, call.elem);
+    let combine = || call.combine.expect("reductions carry their op");
+    match (call.op, &ctx.imp.algorithm, tree) {
+        (Collective::Bcast, _, Some(t)) => coll::bcast::bcast(ctx, t, call.recv, seg, 0),
+        (Collective::Reduce, _, Some(t)) => {
+            let recv = call.recv;
+            coll::reduce::reduce(ctx, t, call.send, seg, combine(), |_, _, range, acc| {
+                recv[range].copy_from_slice(&acc);
+                Ok(())
+            })
+        }
+        (Collective::Scatter, _, Some(t)) => {
+            coll::scatter::scatter(ctx, t, call.send, call.recv, seg)
+        }
+        (Collective::Gather, _, Some(t)) => coll::gather::gather(ctx, t, call.send, call.recv, seg),
+        (Collective::Allreduce, _, Some(t)) => {
+            coll::allreduce::tree(ctx, t, call.send, call.recv, seg, combine())
+        }
+        (Collective::Allreduce, Algorithm::Ring, None) => {
+            coll::allreduce::ring(ctx, call.send, call.recv, call.elem, combine())
+        }
+        (Collective::Allreduce, Algorithm::RecursiveDoubling, None) => {
+            coll::allreduce::recursive_doubling(ctx, call.send, call.recv, combine())
+        }
+        (Collective::Allreduce, Algorithm::Rabenseifner, None) => {
+            coll::allreduce::rabenseifner(ctx, call.send, call.recv, call.elem, combine())
+        }
+        (Collective::Allgather, _, Some(t)) => {
+            coll::allgather::tree(ctx, t, call.send, call.recv, seg)
+        }
+        (Collective::Allgather, Algorithm::Ring, None) => {
+            coll::allgather::ring(ctx, call.send, call.recv)
+        }
+        (Collective::Allgather, Algorithm::RecursiveDoubling, None) => {
+            coll::allgather::recursive_doubling(ctx, call.send, call.recv)
+        }
+        (Collective::Barrier, _, Some(t)) => coll::barrier::tree(ctx, t),
+        (Collective::Barrier, Algorithm::Dissemination, None) => coll::barrier::dissemination(ctx),
+        (op, alg, _) => Err(Error::WrongOp {
+            imp: alg.name().to_string(),
+            op: op.to_string(),
+        }),
+    }
+}

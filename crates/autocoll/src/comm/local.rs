@@ -1,0 +1,129 @@
+//! The embedded default: every rank is a thread of one process and messages
+//! travel over unbounded channels. A payload is shared, never copied, on its
+//! way from sender to receiver.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use crossbeam_channel::{unbounded, Sender};
+
+use super::{Communicator, Incoming, Mailbox, Message, Tag, Transport, DEFAULT_TIMEOUT};
+use crate::error::{Error, Result};
+
+/// One rank's end of a set of in-process channels.
+pub struct Local {
+    rank: usize,
+    peers: Arc<[Sender<Incoming>]>,
+    mailbox: Mailbox,
+}
+
+/// Creates the transports of an `n`-rank job in one process, one per rank.
+pub fn transports(n: usize) -> Vec<Local> {
+    let (senders, receivers): (Vec<_>, Vec<_>) = (0..n).map(|_| unbounded()).unzip();
+    let peers: Arc<[Sender<Incoming>]> = senders.into();
+    receivers
+        .into_iter()
+        .enumerate()
+        .map(|(rank, rx)| Local {
+            rank,
+            peers: peers.clone(),
+            mailbox: Mailbox::new(rank, rx, DEFAULT_TIMEOUT),
+        })
+        .collect()
+}
+
+/// Runs `body` on `n` threads, each with its own rank's communicator, and
+/// returns what each rank returned, in rank order.
+pub fn run<R, F>(n: usize, body: F) -> Vec<R>
+where
+    R: Send,
+    F: Fn(Communicator) -> R + Sync,
+{
+    let body = &body;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = transports(n)
+            .into_iter()
+            .map(|t| {
+                std::thread::Builder::new()
+                    .name(format!("rank-{}", t.rank))
+                    .spawn_scoped(scope, move || body(Communicator::new(Box::new(t))))
+                    .expect("the operating system refused to start a rank thread")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
+impl Transport for Local {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.peers.len()
+    }
+
+    fn send(&mut self, dest: usize, tag: Tag, data: Bytes) -> Result<()> {
+        let size = self.size();
+        let peer = self
+            .peers
+            .get(dest)
+            .ok_or(Error::RankOutOfRange { rank: dest, size })?;
+        let msg = Message {
+            src: self.rank,
+            tag,
+            data,
+        };
+        peer.send(Ok(msg)).map_err(|_| Error::PeerGone {
+            rank: self.rank,
+            peer: dest,
+            reason: "its thread has ended".into(),
+        })
+    }
+
+    fn recv(&mut self, src: usize, tag: Tag) -> Result<Bytes> {
+        if src >= self.size() {
+            return Err(Error::RankOutOfRange {
+                rank: src,
+                size: self.size(),
+            });
+        }
+        self.mailbox.recv(src, tag)
+    }
+
+    fn kind(&self) -> &'static str {
+        "local"
+    }
+
+    fn shared_clock(&self) -> bool {
+        true
+    }
+
+    fn set_timeout(&mut self, timeout: Duration) {
+        self.mailbox.set_timeout(timeout);
+    }
+
+    fn hosts(&self) -> Vec<String> {
+        vec!["localhost".to_string(); self.size()]
+    }
+}
+
+impl Drop for Local {
+    /// A rank that ends (or panics) tells the others, so that a wait on it
+    /// fails at once instead of at the timeout.
+    fn drop(&mut self) {
+        for (peer, tx) in self.peers.iter().enumerate() {
+            if peer != self.rank {
+                let _ = tx.send(Err(Error::PeerGone {
+                    rank: peer,
+                    peer: self.rank,
+                    reason: "its thread has ended".into(),
+                }));
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! Point-to-point transports and the communicator built on them.
+//!
+//! A [`Transport`] moves byte payloads between ranks: `send` never blocks
+//! (the payload is queued, so a pipeline keeps receiving while earlier
+//! segments are still in flight) and `recv` blocks until the message from a
+//! given source with a given tag arrives, or a timeout passes. Messages
+//! between one pair of ranks with one tag arrive in the order they were sent.
+//! Collectives know nothing else about the transport.
+
+mod communicator;
+pub mod local;
+mod mailbox;
+
+use std::fmt;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+pub use communicator::Communicator;
+pub use mailbox::{Incoming, Mailbox};
+
+use crate::error::Result;
+use crate::select::Collective;
+
+/// How long a rank waits for a message before declaring its peer lost.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Identifies one collective call: the n-th call on a communicator, what it
+/// is, its root and its per-rank message size. Every message of the call
+/// carries it, so ranks that disagree about a call are caught by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CallSig {
+    /// Index of the call on this communicator (all ranks count alike).
+    pub seq: u64,
+    /// Which collective.
+    pub op: Collective,
+    /// The root rank (0 for rootless collectives).
+    pub root: u32,
+    /// Bytes per rank, as MPI counts them (count × element size).
+    pub bytes: u64,
+}
+
+impl fmt::Display for CallSig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "call #{} {} root={} bytes={}",
+            self.seq, self.op, self.root, self.bytes
+        )
+    }
+}
+
+/// What a message belongs to; receives match on source and tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tag {
+    /// A message of a collective call; `phase` separates the stages of
+    /// algorithms that exchange several kinds of message between one pair.
+    Coll {
+        /// The call.
+        call: CallSig,
+        /// The stage within the call.
+        phase: u8,
+    },
+    /// A user's point-to-point message (benchmarks' acknowledgements, tools).
+    User(u64),
+}
+
+impl Tag {
+    /// The collective call this message belongs to, if any.
+    pub fn call(&self) -> Option<&CallSig> {
+        match self {
+            Tag::Coll { call, .. } => Some(call),
+            Tag::User(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Tag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Tag::Coll { call, phase } => write!(f, "{call} phase {phase}"),
+            Tag::User(t) => write!(f, "user tag {t}"),
+        }
+    }
+}
+
+/// One message on the wire: who sent it, its tag and its payload.
+#[derive(Clone, Debug)]
+pub struct Message {
+    /// The sending rank.
+    pub src: usize,
+    /// The message's tag.
+    pub tag: Tag,
+    /// The payload; cloning it does not copy the bytes.
+    pub data: Bytes,
+}
+
+/// Carries point-to-point messages between the ranks of one job.
+pub trait Transport: Send {
+    /// This process's rank.
+    fn rank(&self) -> usize;
+    /// The number of ranks.
+    fn size(&self) -> usize;
+    /// Queues `data` for `dest` and returns without waiting for delivery.
+    fn send(&mut self, dest: usize, tag: Tag, data: Bytes) -> Result<()>;
+    /// Waits for the next message from `src` with `tag`.
+    fn recv(&mut self, src: usize, tag: Tag) -> Result<Bytes>;
+    /// A short name: `local`, `tcp`, `mpi`.
+    fn kind(&self) -> &'static str;
+    /// True when every rank reads the same monotonic clock (one host).
+    fn shared_clock(&self) -> bool;
+    /// Changes how long `recv` waits before it reports a lost peer.
+    fn set_timeout(&mut self, timeout: Duration);
+    /// Names of the hosts the ranks run on, indexed by rank.
+    fn hosts(&self) -> Vec<String>;
+}

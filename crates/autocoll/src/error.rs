@@ -1,0 +1,139 @@
+//! The library's error type: every failure is a value that says what and where.
+
+use std::time::Duration;
+
+use crate::comm::CallSig;
+
+/// Everything that can go wrong in autocoll.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An implementation id or one of its parameters could not be parsed.
+    #[error("bad implementation id `{input}`: {reason}")]
+    ParseImpl {
+        /// The text that was given.
+        input: String,
+        /// What was wrong with it.
+        reason: String,
+    },
+    /// The implementation exists but is not one of the given operation.
+    #[error("implementation `{imp}` cannot run {op}")]
+    WrongOp {
+        /// The implementation's text id.
+        imp: String,
+        /// The operation that was called.
+        op: String,
+    },
+    /// A tree could not be built for these arguments.
+    #[error("cannot build tree: {0}")]
+    Tree(String),
+    /// A rank number outside the communicator.
+    #[error("rank {rank} is out of range for a communicator of {size} ranks")]
+    RankOutOfRange {
+        /// The rank that was given.
+        rank: usize,
+        /// The communicator's size.
+        size: usize,
+    },
+    /// A user buffer has the wrong length for the call.
+    #[error("{what} holds {got} elements, the call needs {expected}")]
+    BufferSize {
+        /// Which buffer.
+        what: &'static str,
+        /// Elements it must hold.
+        expected: usize,
+        /// Elements it holds.
+        got: usize,
+    },
+    /// The reduction operation is not defined for this element type.
+    #[error("reduction {op} is not defined for {ty}")]
+    OpType {
+        /// The operation's name.
+        op: &'static str,
+        /// The element type's name.
+        ty: &'static str,
+    },
+    /// No message arrived from a peer within the transport's timeout.
+    #[error("rank {rank}: no message from rank {peer} within {waited:?} (in {call}); is rank {peer} alive?")]
+    Timeout {
+        /// The waiting rank.
+        rank: usize,
+        /// The rank that was expected to send.
+        peer: usize,
+        /// How long the rank waited.
+        waited: Duration,
+        /// The call that was waiting.
+        call: CallSig,
+    },
+    /// A peer closed its connection or its rank ended.
+    #[error("rank {rank}: rank {peer} is gone ({reason})")]
+    PeerGone {
+        /// The rank that noticed.
+        rank: usize,
+        /// The rank that went away.
+        peer: usize,
+        /// What was observed.
+        reason: String,
+    },
+    /// Ranks entered different collectives at the same point of the program.
+    #[error(
+        "mismatched collective calls: rank {rank} is in {local}, rank {peer} sent for {remote}"
+    )]
+    Mismatch {
+        /// The rank that noticed.
+        rank: usize,
+        /// This rank's call.
+        local: CallSig,
+        /// The peer that disagrees.
+        peer: usize,
+        /// The peer's call.
+        remote: CallSig,
+    },
+    /// A message arrived with a length other than the algorithm expects.
+    #[error(
+        "rank {rank}: message from rank {peer} has {got} bytes, expected {expected} (in {call})"
+    )]
+    MessageSize {
+        /// The receiving rank.
+        rank: usize,
+        /// The sender.
+        peer: usize,
+        /// Bytes expected.
+        expected: usize,
+        /// Bytes received.
+        got: usize,
+        /// The call.
+        call: CallSig,
+    },
+    /// A peer broke the wire protocol.
+    #[error("protocol error from {peer}: {reason}")]
+    Protocol {
+        /// Who sent the bad bytes (a rank, or an address before the handshake).
+        peer: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The environment or configuration given to the library is unusable.
+    #[error("configuration: {0}")]
+    Config(String),
+    /// An operating-system I/O failure.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// Wraps an I/O error with a line that says what was being done.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

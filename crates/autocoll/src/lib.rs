@@ -1,0 +1,30 @@
+//! autocoll: self-tuning collective communication.
+//!
+//! Design in brief. A collective call goes
+//! `Communicator` → `Selector` (which [`Implementation`]) → a generic
+//! algorithm over a [`Tree`] (or a named non-tree algorithm) → the
+//! [`Transport`] trait's point-to-point messages. Trees are data, built once
+//! per (shape, size, root, virtual-rank table) by [`tree`]; broadcast and
+//! reduce are one segmented pipeline each, scatter and gather one
+//! forwarding scheme each, valid over any tree; ring, recursive doubling,
+//! Rabenseifner and dissemination have a file each under `coll`. Below the
+//! typed API everything is bytes, so an algorithm is written once for all
+//! element types. An [`observe::Observer`] sees every stage of every call,
+//! at no cost when absent.
+#![deny(missing_docs)]
+
+pub mod check;
+pub mod clock;
+mod coll;
+pub mod comm;
+pub mod error;
+pub mod files;
+pub mod observe;
+pub mod select;
+pub mod tree;
+
+pub use coll::op::{Builtin, Element, Op};
+pub use comm::{local, Communicator, Transport};
+pub use error::{Error, Result};
+pub use select::{Algorithm, Collective, Implementation, Selector};
+pub use tree::{Shape, Tree};

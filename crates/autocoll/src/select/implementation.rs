@@ -1,0 +1,538 @@
+//! One name per implementation: `<op>:<algorithm>[:<key>=<value>]*`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::Error;
+use crate::tree::Shape;
+
+/// The seven collective operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Collective {
+    /// One root's buffer to every rank.
+    Bcast,
+    /// Every rank's buffer combined at one root.
+    Reduce,
+    /// One root's blocks, block i to rank i.
+    Scatter,
+    /// Every rank's block to one root, in rank order.
+    Gather,
+    /// Every rank's buffer combined, the result on every rank.
+    Allreduce,
+    /// Every rank's block to every rank, in rank order.
+    Allgather,
+    /// No rank leaves before every rank has entered.
+    Barrier,
+}
+
+impl Collective {
+    /// All seven, in the order the docs list them.
+    pub const ALL: [Collective; 7] = [
+        Collective::Bcast,
+        Collective::Reduce,
+        Collective::Scatter,
+        Collective::Gather,
+        Collective::Allreduce,
+        Collective::Allgather,
+        Collective::Barrier,
+    ];
+
+    /// The name used in implementation ids.
+    pub fn name(self) -> &'static str {
+        match self {
+            Collective::Bcast => "bcast",
+            Collective::Reduce => "reduce",
+            Collective::Scatter => "scatter",
+            Collective::Gather => "gather",
+            Collective::Allreduce => "allreduce",
+            Collective::Allgather => "allgather",
+            Collective::Barrier => "barrier",
+        }
+    }
+
+    /// True for the collectives that take a root.
+    pub fn rooted(self) -> bool {
+        matches!(
+            self,
+            Collective::Bcast | Collective::Reduce | Collective::Scatter | Collective::Gather
+        )
+    }
+
+    /// True for the collectives that combine values with a reduction op.
+    pub fn reduces(self) -> bool {
+        matches!(self, Collective::Reduce | Collective::Allreduce)
+    }
+
+    /// The algorithms other than trees that implement this collective.
+    pub fn named_algorithms(self) -> &'static [Algorithm] {
+        match self {
+            Collective::Allreduce => &[
+                Algorithm::Ring,
+                Algorithm::RecursiveDoubling,
+                Algorithm::Rabenseifner,
+            ],
+            Collective::Allgather => &[Algorithm::Ring, Algorithm::RecursiveDoubling],
+            Collective::Barrier => &[Algorithm::Dissemination],
+            _ => &[],
+        }
+    }
+}
+
+impl fmt::Display for Collective {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Collective {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Collective::ALL
+            .into_iter()
+            .find(|c| c.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = Collective::ALL.iter().map(|c| c.name()).collect();
+                format!(
+                    "unknown collective `{s}` (expected one of {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// How a collective moves its data.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Algorithm {
+    /// The generic pipeline of the collective's data-flow pattern over a tree.
+    Tree(Shape),
+    /// Ring: reduce-scatter then allgather (allreduce), or P−1 shifts (allgather).
+    Ring,
+    /// Recursive doubling: log P pairwise exchanges of everything held.
+    RecursiveDoubling,
+    /// Rabenseifner: reduce-scatter by recursive halving, allgather by doubling.
+    Rabenseifner,
+    /// Dissemination barrier: in round j, signal rank + 2^j.
+    Dissemination,
+}
+
+impl Algorithm {
+    /// The algorithm's name in implementation ids.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Algorithm::Tree(shape) => shape.name(),
+            Algorithm::Ring => "ring",
+            Algorithm::RecursiveDoubling => "recursive-doubling",
+            Algorithm::Rabenseifner => "rabenseifner",
+            Algorithm::Dissemination => "dissemination",
+        }
+    }
+}
+
+/// One choice of how to run a collective: operation, algorithm, parameters.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Implementation {
+    /// The collective.
+    pub op: Collective,
+    /// The algorithm or tree shape.
+    pub algorithm: Algorithm,
+    /// Segment size in bytes for pipelined tree algorithms; `None` sends
+    /// every message whole.
+    pub seg: Option<usize>,
+}
+
+impl Implementation {
+    /// A tree implementation, checked for consistency.
+    pub fn tree(op: Collective, shape: Shape, seg: Option<usize>) -> Result<Self, Error> {
+        Self::new(op, Algorithm::Tree(shape), seg)
+    }
+
+    /// An implementation, checked for consistency.
+    pub fn new(op: Collective, algorithm: Algorithm, seg: Option<usize>) -> Result<Self, Error> {
+        let imp = Implementation { op, algorithm, seg };
+        imp.validate()?;
+        Ok(imp)
+    }
+
+    /// The tree shape, for tree algorithms.
+    pub fn shape(&self) -> Option<&Shape> {
+        match &self.algorithm {
+            Algorithm::Tree(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        let fail = |reason: String| Error::ParseImpl {
+            input: self.to_string(),
+            reason,
+        };
+        match &self.algorithm {
+            Algorithm::Tree(shape) => {
+                if let Some(k) = shape.k() {
+                    if k < 2 {
+                        return Err(fail(format!("k must be at least 2, got {k}")));
+                    }
+                }
+                if self.op == Collective::Barrier && self.seg.is_some() {
+                    return Err(fail("a barrier carries no data to segment".into()));
+                }
+            }
+            other => {
+                if !self.op.named_algorithms().contains(other) {
+                    return Err(fail(format!(
+                        "{} has no algorithm `{}`",
+                        self.op,
+                        other.name()
+                    )));
+                }
+                if self.seg.is_some() {
+                    return Err(fail(format!("`{}` takes no segment size", other.name())));
+                }
+            }
+        }
+        if self.seg == Some(0) {
+            return Err(fail("a segment holds at least one byte".into()));
+        }
+        Ok(())
+    }
+
+    /// Every implementation of `op` that `all` stands for: every tree shape
+    /// (kary with k=3, knomial with k=4; `user` needs a parent list and is
+    /// left out) unsegmented and at each of `segs`, then the named algorithms.
+    pub fn all(op: Collective, segs: &[usize]) -> Vec<Implementation> {
+        let shapes = [
+            Shape::Flat,
+            Shape::Chain,
+            Shape::BackwardChain,
+            Shape::Binary,
+            Shape::Kary(3),
+            Shape::Binomial,
+            Shape::Knomial(4),
+        ];
+        let seg_choices: Vec<Option<usize>> = if op == Collective::Barrier {
+            vec![None]
+        } else {
+            std::iter::once(None)
+                .chain(segs.iter().map(|&s| Some(s)))
+                .collect()
+        };
+        let mut out = Vec::new();
+        for shape in shapes {
+            for &seg in &seg_choices {
+                out.push(Implementation {
+                    op,
+                    algorithm: Algorithm::Tree(shape.clone()),
+                    seg,
+                });
+            }
+        }
+        out.extend(op.named_algorithms().iter().map(|a| Implementation {
+            op,
+            algorithm: a.clone(),
+            seg: None,
+        }));
+        out
+    }
+}
+
+/// Prints a byte count as implementation ids do: `16K`, `1M`, or bytes.
+pub fn format_bytes(n: usize) -> String {
+    const M: usize = 1 << 20;
+    const K: usize = 1 << 10;
+    if n > 0 && n.is_multiple_of(M) {
+        format!("{}M", n / M)
+    } else if n > 0 && n.is_multiple_of(K) {
+        format!("{}K", n / K)
+    } else {
+        n.to_string()
+    }
+}
+
+/// Parses a byte count with an optional K, M or G suffix (powers of 1024).
+pub fn parse_bytes(s: &str) -> Result<usize, String> {
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (digits, unit) = s.split_at(split);
+    if digits.is_empty() {
+        return Err(format!(
+            "`{s}` is not a byte count (digits with an optional K, M or G)"
+        ));
+    }
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => {
+            return Err(format!(
+                "`{s}`: unknown size suffix `{unit}` (use K, M or G)"
+            ))
+        }
+    };
+    let n: usize = digits.parse().map_err(|_| format!("`{s}` is too large"))?;
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("`{s}` is too large"))
+}
+
+impl fmt::Display for Implementation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.op, self.algorithm.name())?;
+        if let Algorithm::Tree(shape) = &self.algorithm {
+            if let Some(k) = shape.k() {
+                write!(f, ":k={k}")?;
+            }
+        }
+        if let Some(seg) = self.seg {
+            write!(f, ":seg={}", format_bytes(seg))?;
+        }
+        if let Algorithm::Tree(Shape::User(parents)) = &self.algorithm {
+            let list: Vec<String> = parents.iter().map(usize::to_string).collect();
+            write!(f, ":parents={}", list.join("."))?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Implementation {
+    type Err = Error;
+    fn from_str(input: &str) -> Result<Self, Error> {
+        let fail = |reason: String| Error::ParseImpl {
+            input: input.to_string(),
+            reason,
+        };
+        let mut parts = input.split(':');
+        let op: Collective = parts.next().unwrap_or("").parse().map_err(fail)?;
+        let alg = parts.next().ok_or_else(|| {
+            fail("missing the algorithm after the operation (e.g. `bcast:binomial`)".into())
+        })?;
+        let mut params = Params::default();
+        for part in parts {
+            params.add(part).map_err(fail)?;
+        }
+        let algorithm = params.algorithm(alg).map_err(fail)?;
+        let imp = Implementation {
+            op,
+            algorithm,
+            seg: params.seg,
+        };
+        imp.validate().map_err(|e| match e {
+            Error::ParseImpl { reason, .. } => fail(reason),
+            other => other,
+        })?;
+        Ok(imp)
+    }
+}
+
+#[derive(Default)]
+struct Params {
+    k: Option<usize>,
+    seg: Option<usize>,
+    parents: Option<Vec<usize>>,
+}
+
+impl Params {
+    fn add(&mut self, part: &str) -> Result<(), String> {
+        let (key, value) = part
+            .split_once('=')
+            .ok_or_else(|| format!("parameter `{part}` is not key=value"))?;
+        let dup = || format!("parameter `{key}` is given twice");
+        match key {
+            "k" => {
+                let k = value
+                    .parse()
+                    .map_err(|_| format!("k=`{value}` is not a whole number"))?;
+                self.k.replace(k).map_or(Ok(()), |_| Err(dup()))
+            }
+            "seg" => {
+                let seg = parse_bytes(value)?;
+                self.seg.replace(seg).map_or(Ok(()), |_| Err(dup()))
+            }
+            "parents" => {
+                let list = value
+                    .split('.')
+                    .map(|v| {
+                        v.parse()
+                            .map_err(|_| format!("parents: `{v}` is not a position"))
+                    })
+                    .collect::<Result<Vec<usize>, _>>()?;
+                self.parents.replace(list).map_or(Ok(()), |_| Err(dup()))
+            }
+            other => Err(format!(
+                "unknown parameter `{other}` (known: k, seg, parents)"
+            )),
+        }
+    }
+
+    fn algorithm(&mut self, name: &str) -> Result<Algorithm, String> {
+        let shape = match name {
+            "flat" => Shape::Flat,
+            "chain" => Shape::Chain,
+            "backward-chain" => Shape::BackwardChain,
+            "binary" => Shape::Binary,
+            "binomial" => Shape::Binomial,
+            "kary" => Shape::Kary(self.k.take().ok_or("kary needs k=<fan-out>")?),
+            "knomial" => Shape::Knomial(self.k.take().ok_or("knomial needs k=<radix>")?),
+            "user" => Shape::User(
+                self.parents
+                    .take()
+                    .ok_or("user needs parents=<p0.p1....> (parent position of each position)")?,
+            ),
+            "ring" => return self.named(Algorithm::Ring),
+            "recursive-doubling" => return self.named(Algorithm::RecursiveDoubling),
+            "rabenseifner" => return self.named(Algorithm::Rabenseifner),
+            "dissemination" => return self.named(Algorithm::Dissemination),
+            other => return Err(format!("unknown algorithm `{other}`")),
+        };
+        self.leftovers(name)?;
+        Ok(Algorithm::Tree(shape))
+    }
+
+    fn named(&mut self, alg: Algorithm) -> Result<Algorithm, String> {
+        self.leftovers(alg.name())?;
+        Ok(alg)
+    }
+
+    fn leftovers(&self, name: &str) -> Result<(), String> {
+        if self.k.is_some() {
+            return Err(format!("`{name}` takes no k"));
+        }
+        if self.parents.is_some() {
+            return Err(format!("`{name}` takes no parents"));
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for Implementation {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Implementation {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn shape() -> impl Strategy<Value = Shape> {
+        prop_oneof![
+            Just(Shape::Flat),
+            Just(Shape::Chain),
+            Just(Shape::BackwardChain),
+            Just(Shape::Binary),
+            (2usize..64).prop_map(Shape::Kary),
+            Just(Shape::Binomial),
+            (2usize..64).prop_map(Shape::Knomial),
+            proptest::collection::vec(0usize..100, 1..20).prop_map(|mut v| {
+                v[0] = 0;
+                Shape::User(v)
+            }),
+        ]
+    }
+
+    fn implementation() -> impl Strategy<Value = Implementation> {
+        let op = proptest::sample::select(Collective::ALL.to_vec());
+        let seg = prop_oneof![Just(None), (1usize..1 << 26).prop_map(Some)];
+        (op, shape(), seg, 0usize..4).prop_map(|(op, shape, seg, named)| {
+            let algs = op.named_algorithms();
+            if named > 0 && !algs.is_empty() {
+                let algorithm = algs[named % algs.len()].clone();
+                return Implementation {
+                    op,
+                    algorithm,
+                    seg: None,
+                };
+            }
+            let seg = if op == Collective::Barrier { None } else { seg };
+            Implementation {
+                op,
+                algorithm: Algorithm::Tree(shape),
+                seg,
+            }
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn print_then_parse_round_trips(imp in implementation()) {
+            let text = imp.to_string();
+            let back: Implementation = text.parse().unwrap();
+            prop_assert_eq!(&back, &imp);
+            prop_assert_eq!(back.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn examples_from_the_docs_parse() {
+        for id in [
+            "bcast:binomial",
+            "bcast:chain:seg=16K",
+            "bcast:knomial:k=4:seg=64K",
+            "scatter:binary:seg=4K",
+            "allreduce:binomial:seg=64K",
+            "barrier:binomial",
+            "allreduce:ring",
+            "allreduce:recursive-doubling",
+            "allreduce:rabenseifner",
+            "allgather:ring",
+            "allgather:recursive-doubling",
+            "barrier:dissemination",
+            "gather:user:parents=0.0.1.1",
+        ] {
+            let imp: Implementation = id.parse().unwrap();
+            assert_eq!(imp.to_string(), id);
+        }
+        let imp: Implementation = "bcast:knomial:seg=1m:k=3".parse().unwrap();
+        assert_eq!(imp.to_string(), "bcast:knomial:k=3:seg=1M");
+        let imp: Implementation = "reduce:chain:seg=1000".parse().unwrap();
+        assert_eq!(imp.seg, Some(1000));
+    }
+
+    #[test]
+    fn bad_ids_say_what_is_wrong() {
+        for (id, says) in [
+            ("", "unknown collective"),
+            ("bcst:chain", "unknown collective `bcst`"),
+            ("bcast", "missing the algorithm"),
+            ("bcast:ring", "bcast has no algorithm `ring`"),
+            ("bcast:tree", "unknown algorithm `tree`"),
+            ("bcast:kary", "kary needs k"),
+            ("bcast:kary:k=1", "k must be at least 2"),
+            ("bcast:binomial:k=2", "takes no k"),
+            ("bcast:chain:seg=0", "at least one byte"),
+            ("bcast:chain:seg=4Q", "unknown size suffix"),
+            ("bcast:chain:seg=abc", "not a byte count"),
+            ("bcast:chain:seg=1K:seg=2K", "given twice"),
+            ("bcast:chain:depth=3", "unknown parameter `depth`"),
+            ("bcast:chain:seg", "not key=value"),
+            ("allreduce:ring:seg=1K", "takes no segment size"),
+            ("barrier:chain:seg=1K", "no data to segment"),
+            ("bcast:user", "user needs parents"),
+            ("bcast:user:parents=0.x", "not a position"),
+            ("bcast:chain:seg=99999999999999999999G", "too large"),
+            ("bcast:chain:seg=17179869184G", "too large"),
+        ] {
+            let err = id.parse::<Implementation>().unwrap_err().to_string();
+            assert!(err.contains(says), "`{id}` gave `{err}`, expected `{says}`");
+        }
+    }
+
+    #[test]
+    fn all_lists_every_family() {
+        let bcast = Implementation::all(Collective::Bcast, &[1024]);
+        assert_eq!(bcast.len(), 14);
+        let barrier = Implementation::all(Collective::Barrier, &[1024]);
+        assert_eq!(barrier.len(), 8);
+        assert!(barrier.iter().all(|i| i.seg.is_none()));
+        let allreduce = Implementation::all(Collective::Allreduce, &[]);
+        assert_eq!(allreduce.len(), 10);
+    }
+}

@@ -1,0 +1,171 @@
+//! Tree shapes laid out over positions, position 0 being the root.
+
+use std::fmt;
+
+use crate::error::{Error, Result};
+
+/// The shape of a tree, independent of its size and root.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Shape {
+    /// The root sends to every other rank (the paper's "sequential" tree).
+    Flat,
+    /// Every rank sends to the next one.
+    Chain,
+    /// The chain in the opposite rank order.
+    BackwardChain,
+    /// Every rank sends to at most two children (heap numbering).
+    Binary,
+    /// Every rank sends to at most `k` children (heap numbering).
+    Kary(usize),
+    /// The binomial tree: a rank's largest subtree is served first.
+    Binomial,
+    /// The k-nomial tree of radix `k` (binomial is radix 2).
+    Knomial(usize),
+    /// An explicit tree: the parent position of every position, entry 0
+    /// (the root) being 0. Positions count from the root, so one list
+    /// serves every root.
+    User(Vec<usize>),
+}
+
+impl Shape {
+    /// Every shape name, as implementation ids spell it.
+    pub const NAMES: [&'static str; 8] = [
+        "flat",
+        "chain",
+        "backward-chain",
+        "binary",
+        "kary",
+        "binomial",
+        "knomial",
+        "user",
+    ];
+
+    /// The shape's name in implementation ids.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Shape::Flat => "flat",
+            Shape::Chain => "chain",
+            Shape::BackwardChain => "backward-chain",
+            Shape::Binary => "binary",
+            Shape::Kary(_) => "kary",
+            Shape::Binomial => "binomial",
+            Shape::Knomial(_) => "knomial",
+            Shape::User(_) => "user",
+        }
+    }
+
+    /// The fan-out or radix parameter, for the shapes that take one.
+    pub fn k(&self) -> Option<usize> {
+        match self {
+            Shape::Kary(k) | Shape::Knomial(k) => Some(*k),
+            _ => None,
+        }
+    }
+
+    /// For every position, its children positions in send order.
+    pub fn children_by_position(&self, size: usize) -> Result<Vec<Vec<usize>>> {
+        match self {
+            Shape::Flat => Ok(flat(size)),
+            Shape::Chain | Shape::BackwardChain => Ok(chain(size)),
+            Shape::Binary => Ok(kary(size, 2)),
+            Shape::Kary(k) => {
+                check_k(*k, "kary")?;
+                Ok(kary(size, *k))
+            }
+            Shape::Binomial => Ok(knomial(size, 2)),
+            Shape::Knomial(k) => {
+                check_k(*k, "knomial")?;
+                Ok(knomial(size, *k))
+            }
+            Shape::User(parents) => user(parents, size),
+        }
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Shape::Kary(k) | Shape::Knomial(k) => write!(f, "{}(k={k})", self.name()),
+            _ => f.write_str(self.name()),
+        }
+    }
+}
+
+fn check_k(k: usize, name: &str) -> Result<()> {
+    if k < 2 {
+        return Err(Error::Tree(format!("{name} needs k >= 2, got {k}")));
+    }
+    Ok(())
+}
+
+fn flat(size: usize) -> Vec<Vec<usize>> {
+    let mut kids = vec![Vec::new(); size];
+    kids[0] = (1..size).collect();
+    kids
+}
+
+fn chain(size: usize) -> Vec<Vec<usize>> {
+    (0..size)
+        .map(|p| if p + 1 < size { vec![p + 1] } else { vec![] })
+        .collect()
+}
+
+fn kary(size: usize, k: usize) -> Vec<Vec<usize>> {
+    (0..size)
+        .map(|p| (1..=k).map(|i| k * p + i).filter(|&c| c < size).collect())
+        .collect()
+}
+
+/// Position `p`'s children are `p + d·k^j` for every digit place `k^j` below
+/// the lowest non-zero digit of `p`, largest place (largest subtree) first.
+fn knomial(size: usize, k: usize) -> Vec<Vec<usize>> {
+    let mut top = 1;
+    while top < size {
+        top *= k;
+    }
+    (0..size)
+        .map(|p| {
+            let mut place = if p == 0 { top } else { lowest_place(p, k) };
+            let mut kids = Vec::new();
+            while place > 1 {
+                place /= k;
+                kids.extend((1..k).map(|d| p + d * place).filter(|&c| c < size));
+            }
+            kids
+        })
+        .collect()
+}
+
+/// The value of the lowest non-zero base-`k` digit's place of `p` (p > 0).
+fn lowest_place(p: usize, k: usize) -> usize {
+    let mut place = 1;
+    while (p / place).is_multiple_of(k) {
+        place *= k;
+    }
+    place
+}
+
+fn user(parents: &[usize], size: usize) -> Result<Vec<Vec<usize>>> {
+    if parents.len() != size {
+        return Err(Error::Tree(format!(
+            "the user tree has {} positions, the communicator {size} ranks",
+            parents.len()
+        )));
+    }
+    if parents[0] != 0 {
+        return Err(Error::Tree(format!(
+            "the user tree's entry 0 is the root and must be 0, not {}",
+            parents[0]
+        )));
+    }
+    let mut kids = vec![Vec::new(); size];
+    for (pos, &up) in parents.iter().enumerate().skip(1) {
+        if up >= size || up == pos {
+            return Err(Error::Tree(format!(
+                "the user tree gives position {pos} the parent {up}, which is not another position below {size}"
+            )));
+        }
+        kids[up].push(pos);
+    }
+    Ok(kids)
+}
