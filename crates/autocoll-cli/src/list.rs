@@ -43,9 +43,21 @@ fn named(name: &str) -> &'static str {
     }
 }
 
+fn over_trees(op: Collective) -> &'static str {
+    match op {
+        Collective::Bcast => "segmented pipeline from the root",
+        Collective::Reduce => "segmented pipeline to the root, combining on the way",
+        Collective::Scatter => "each rank forwards its subtree's blocks",
+        Collective::Gather => "each rank sends up its subtree's blocks",
+        Collective::Allreduce => "reduce then bcast over the tree",
+        Collective::Allgather => "gather then bcast over the tree",
+        Collective::Barrier => "fan-in then fan-out over the tree",
+    }
+}
+
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
     for op in args::ops(&a.op)? {
-        println!("{op}");
+        println!("{op}  (trees: {})", over_trees(op));
         let seg = if op == Collective::Barrier {
             ""
         } else {

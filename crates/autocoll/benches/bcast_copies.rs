@@ -14,7 +14,10 @@ static ALLOC: Counting = Counting;
 
 fn main() {
     const MIB: usize = 1 << 20;
-    println!("{:<28} {:>14} {:>10} {:>12}", "implementation", "bytes alloc", "× payload", "allocations");
+    println!(
+        "{:<28} {:>14} {:>10} {:>12}",
+        "implementation", "bytes alloc", "× payload", "allocations"
+    );
     for id in [
         "bcast:flat",
         "bcast:chain",
@@ -25,6 +28,9 @@ fn main() {
         "bcast:knomial:k=4:seg=1K",
     ] {
         let (bytes, count) = bcast_allocations(&id.parse().unwrap(), 8, MIB);
-        println!("{id:<28} {bytes:>14} {:>10.3} {count:>12}", bytes as f64 / MIB as f64);
+        println!(
+            "{id:<28} {bytes:>14} {:>10.3} {count:>12}",
+            bytes as f64 / MIB as f64
+        );
     }
 }

@@ -17,9 +17,18 @@ static ALLOC: Counting = Counting;
 #[test]
 fn issue2_bcast_allocates_one_payload_copy_at_the_root_only() {
     const MIB: usize = 1 << 20;
-    for id in ["bcast:flat", "bcast:chain:seg=64K", "bcast:binomial", "bcast:binary:seg=16K", "bcast:knomial:k=4:seg=32K"] {
+    for id in [
+        "bcast:flat",
+        "bcast:chain:seg=64K",
+        "bcast:binomial",
+        "bcast:binary:seg=16K",
+        "bcast:knomial:k=4:seg=32K",
+    ] {
         let (bytes, _) = bcast_allocations(&id.parse().unwrap(), 8, MIB);
         assert!(bytes >= MIB, "{id}: the root's copy is {bytes} bytes?");
-        assert!(bytes < MIB + MIB / 4, "{id}: {bytes} bytes allocated for a {MIB}-byte bcast");
+        assert!(
+            bytes < MIB + MIB / 4,
+            "{id}: {bytes} bytes allocated for a {MIB}-byte bcast"
+        );
     }
 }

@@ -25,7 +25,11 @@ fn shapes(p: usize) -> Vec<Shape> {
 }
 
 fn implementations(op: Collective, p: usize) -> Vec<Implementation> {
-    let segs: &[Option<usize>] = if op == Collective::Barrier { &[None] } else { &SEGS };
+    let segs: &[Option<usize>] = if op == Collective::Barrier {
+        &[None]
+    } else {
+        &SEGS
+    };
     let mut out = Vec::new();
     for shape in shapes(p) {
         for &seg in segs {
@@ -49,12 +53,20 @@ fn roots(op: Collective, p: usize) -> Vec<usize> {
 }
 
 fn cases(op: Collective, p: usize) -> Vec<Case> {
-    let bytes: &[usize] = if op == Collective::Barrier { &[0] } else { &BYTES };
+    let bytes: &[usize] = if op == Collective::Barrier {
+        &[0]
+    } else {
+        &BYTES
+    };
     let mut out = Vec::new();
     for imp in implementations(op, p) {
         for &b in bytes {
             for root in roots(op, p) {
-                out.push(Case { imp: imp.clone(), bytes: b, root });
+                out.push(Case {
+                    imp: imp.clone(),
+                    bytes: b,
+                    root,
+                });
             }
         }
     }
@@ -70,7 +82,11 @@ fn run_matrix(op: Collective, config: Config) {
             .into_iter()
             .flatten()
             .collect();
-        assert!(failures.is_empty(), "{op} on {p} ranks: {:#?}", &failures[..failures.len().min(5)]);
+        assert!(
+            failures.is_empty(),
+            "{op} on {p} ranks: {:#?}",
+            &failures[..failures.len().min(5)]
+        );
     }
     assert!(total > 0);
 }
@@ -115,7 +131,11 @@ fn issue2_barrier_matrix() {
 #[test]
 fn issue2_every_type_and_reduction() {
     let mut cases = Vec::new();
-    for alg in [Algorithm::Ring, Algorithm::RecursiveDoubling, Algorithm::Rabenseifner] {
+    for alg in [
+        Algorithm::Ring,
+        Algorithm::RecursiveDoubling,
+        Algorithm::Rabenseifner,
+    ] {
         cases.push(Implementation::new(Collective::Allreduce, alg, None).unwrap());
     }
     cases.push(Implementation::tree(Collective::Allreduce, Shape::Knomial(3), Some(64)).unwrap());
@@ -126,17 +146,31 @@ fn issue2_every_type_and_reduction() {
             if float && matches!(reduce, Builtin::Band | Builtin::Bor | Builtin::Bxor) {
                 continue;
             }
-            let config = Config { seed: 7, dtype, reduce };
+            let config = Config {
+                seed: 7,
+                dtype,
+                reduce,
+            };
             let list: Vec<Case> = cases
                 .iter()
-                .flat_map(|imp| [0, 8, 1000].map(|bytes| Case { imp: imp.clone(), bytes, root: 2 }))
+                .flat_map(|imp| {
+                    [0, 8, 1000].map(|bytes| Case {
+                        imp: imp.clone(),
+                        bytes,
+                        root: 2,
+                    })
+                })
                 .collect();
             for p in [3, 6] {
-                let failures: Vec<_> = local::run(p, |mut comm| check::run(&mut comm, &list, &config))
-                    .into_iter()
-                    .flatten()
-                    .collect();
-                assert!(failures.is_empty(), "{dtype:?} {reduce:?} p={p}: {failures:#?}");
+                let failures: Vec<_> =
+                    local::run(p, |mut comm| check::run(&mut comm, &list, &config))
+                        .into_iter()
+                        .flatten()
+                        .collect();
+                assert!(
+                    failures.is_empty(),
+                    "{dtype:?} {reduce:?} p={p}: {failures:#?}"
+                );
             }
         }
     }
