@@ -40,6 +40,34 @@ struct Call<'a> {
     combine: Option<Combine<'a>>,
 }
 
+impl<'a> Call<'a> {
+    /// A call moving `count` elements of `T` per rank.
+    fn new<T: Pod>(
+        op: Collective,
+        root: usize,
+        count: usize,
+        send: &'a [T],
+        recv: &'a mut [T],
+    ) -> Self {
+        Call {
+            op,
+            root,
+            bytes: count * size_of::<T>(),
+            elem: size_of::<T>(),
+            send: bytemuck::cast_slice(send),
+            recv: bytemuck::cast_slice_mut(recv),
+            combine: None,
+        }
+    }
+
+    fn combining(self, combine: Combine<'a>) -> Self {
+        Call {
+            combine: Some(combine),
+            ..self
+        }
+    }
+}
+
 impl Communicator {
     /// A communicator over `transport`, with the built-in selector.
     pub fn new(transport: Box<dyn Transport>) -> Self {
@@ -148,19 +176,8 @@ impl Communicator {
         buf: &mut [T],
         root: usize,
     ) -> Result<()> {
-        let bytes = std::mem::size_of_val(buf);
-        self.run(
-            imp,
-            Call {
-                op: Collective::Bcast,
-                root,
-                bytes,
-                elem: size_of::<T>(),
-                send: &[],
-                recv: bytemuck::cast_slice_mut(buf),
-                combine: None,
-            },
-        )
+        let count = buf.len();
+        self.run(imp, Call::new(Collective::Bcast, root, count, &[], buf))
     }
 
     /// Combines every rank's `send` with `op` into `recv` at `root` (other
@@ -190,18 +207,8 @@ impl Communicator {
             expect_len("reduce receive buffer", send.len(), recv.len())?;
         }
         let combine = |a: &mut [u8], b: &[u8]| op.on_bytes(a, b);
-        self.run(
-            imp,
-            Call {
-                op: Collective::Reduce,
-                root,
-                bytes: std::mem::size_of_val(send),
-                elem: size_of::<T>(),
-                send: bytemuck::cast_slice(send),
-                recv: bytemuck::cast_slice_mut(recv),
-                combine: Some(&combine),
-            },
-        )
+        let call = Call::new(Collective::Reduce, root, send.len(), send, recv);
+        self.run(imp, call.combining(&combine))
     }
 
     /// Sends block i of `send` (read at `root` only, `size × recv.len()`
@@ -224,15 +231,7 @@ impl Communicator {
         }
         self.run(
             imp,
-            Call {
-                op: Collective::Scatter,
-                root,
-                bytes: std::mem::size_of_val(recv),
-                elem: size_of::<T>(),
-                send: bytemuck::cast_slice(send),
-                recv: bytemuck::cast_slice_mut(recv),
-                combine: None,
-            },
+            Call::new(Collective::Scatter, root, recv.len(), send, recv),
         )
     }
 
@@ -260,15 +259,7 @@ impl Communicator {
         }
         self.run(
             imp,
-            Call {
-                op: Collective::Gather,
-                root,
-                bytes: std::mem::size_of_val(send),
-                elem: size_of::<T>(),
-                send: bytemuck::cast_slice(send),
-                recv: bytemuck::cast_slice_mut(recv),
-                combine: None,
-            },
+            Call::new(Collective::Gather, root, send.len(), send, recv),
         )
     }
 
@@ -289,18 +280,8 @@ impl Communicator {
         op.check()?;
         expect_len("allreduce receive buffer", send.len(), recv.len())?;
         let combine = |a: &mut [u8], b: &[u8]| op.on_bytes(a, b);
-        self.run(
-            imp,
-            Call {
-                op: Collective::Allreduce,
-                root: 0,
-                bytes: std::mem::size_of_val(send),
-                elem: size_of::<T>(),
-                send: bytemuck::cast_slice(send),
-                recv: bytemuck::cast_slice_mut(recv),
-                combine: Some(&combine),
-            },
-        )
+        let call = Call::new(Collective::Allreduce, 0, send.len(), send, recv);
+        self.run(imp, call.combining(&combine))
     }
 
     /// Collects every rank's `send` into block i of every rank's `recv`.
@@ -323,15 +304,7 @@ impl Communicator {
         )?;
         self.run(
             imp,
-            Call {
-                op: Collective::Allgather,
-                root: 0,
-                bytes: std::mem::size_of_val(send),
-                elem: size_of::<T>(),
-                send: bytemuck::cast_slice(send),
-                recv: bytemuck::cast_slice_mut(recv),
-                combine: None,
-            },
+            Call::new(Collective::Allgather, 0, send.len(), send, recv),
         )
     }
 
@@ -345,15 +318,7 @@ impl Communicator {
     pub fn barrier_with(&mut self, imp: &Implementation) -> Result<()> {
         self.run(
             imp,
-            Call {
-                op: Collective::Barrier,
-                root: 0,
-                bytes: 0,
-                elem: 1,
-                send: &[],
-                recv: &mut [],
-                combine: None,
-            },
+            Call::new::<u8>(Collective::Barrier, 0, 0, &[], &mut []),
         )
     }
 
