@@ -2,6 +2,7 @@
 //! [`Selector`] does, and hears back how long each call took.
 
 mod implementation;
+pub mod lottery;
 
 use std::collections::HashMap;
 

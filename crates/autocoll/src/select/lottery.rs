@@ -1,0 +1,361 @@
+//! The lottery scheduler of Nishtala et al. (section 6), with the
+//! improvements the paper proposes.
+//!
+//! Per (collective, communicator size, message-size class) the scheduler
+//! keeps, for every candidate implementation, an exponential average of its
+//! time, an exponential variance and a count. At each draw the candidate
+//! with the best average holds a share α of the tickets and the others split
+//! the rest, uniformly (the paper) or in inverse proportion to their average
+//! (its proposal). Once every candidate has been tried `min_tries` times, a
+//! candidate whose average is more than two standard deviations above the
+//! best is left out of exploration; it is let back in after `readmit_after`
+//! draws for one more trial, and all are let back in when drift is seen. A
+//! drawn candidate holds for a time-to-live that grows with its share.
+//! Before the lottery proper, a warm-up tries every candidate `min_tries`
+//! times (least-tried first, one call each).
+//!
+//! Drift: when a holding period of the best candidate averages more than
+//! `drift_sigmas` standard deviations and `drift_ratio` times above its
+//! long-run average, conditions have changed: the candidate's average is
+//! restarted from the new times, every other candidate's count is cut to one
+//! (its average is stale), and exclusions are lifted, so a new warm-up and
+//! exploration resume.
+//!
+//! This module is pure: no clock, no I/O, a seeded generator. The
+//! communicator supplies the times and carries the draws between ranks.
+
+use serde::{Deserialize, Serialize};
+
+use super::Implementation;
+
+/// How the tickets that the best candidate does not hold are spread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Policy {
+    /// Equal shares for every other candidate (the paper's policy).
+    Uniform,
+    /// Shares in inverse proportion to each candidate's average time.
+    InverseTime,
+}
+
+/// The scheduler's knobs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    /// Share of the tickets the best candidate holds.
+    pub alpha: f64,
+    /// How the rest is spread.
+    pub policy: Policy,
+    /// Weight of a new time in the exponential averages.
+    pub weight: f64,
+    /// Tries of every candidate before any is left out.
+    pub min_tries: u32,
+    /// Draws after which a left-out candidate gets one more trial.
+    pub readmit_after: u32,
+    /// Time-to-live of a candidate holding every ticket; a draw's TTL is
+    /// 1 + ⌊ttl_scale × share⌋.
+    pub ttl_scale: f64,
+    /// Standard deviations above its average that signal drift.
+    pub drift_sigmas: f64,
+    /// Ratio to its average that a period must also exceed to signal drift.
+    pub drift_ratio: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            alpha: 0.8,
+            policy: Policy::Uniform,
+            weight: 0.2,
+            min_tries: 3,
+            readmit_after: 100,
+            ttl_scale: 10.0,
+            drift_sigmas: 3.0,
+            drift_ratio: 1.25,
+        }
+    }
+}
+
+/// What the scheduler knows of one candidate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// The implementation.
+    #[serde(rename = "impl")]
+    pub imp: Implementation,
+    /// Exponential average of its time, in seconds.
+    pub mean_s: f64,
+    /// Exponential variance of its time, in seconds squared.
+    pub var_s2: f64,
+    /// Times recorded.
+    pub count: u32,
+    /// Draw at which a left-out candidate comes back; `None` when in.
+    pub excluded_until: Option<u64>,
+}
+
+impl Stats {
+    fn new(imp: Implementation) -> Self {
+        Stats {
+            imp,
+            mean_s: 0.0,
+            var_s2: 0.0,
+            count: 0,
+            excluded_until: None,
+        }
+    }
+
+    fn sd(&self) -> f64 {
+        self.var_s2.max(0.0).sqrt()
+    }
+
+    fn add(&mut self, t: f64, w: f64) {
+        if self.count == 0 {
+            self.mean_s = t;
+            self.var_s2 = 0.0;
+        } else {
+            let diff = t - self.mean_s;
+            self.mean_s += w * diff;
+            self.var_s2 = (1.0 - w) * (self.var_s2 + w * diff * diff);
+        }
+        self.count = self.count.saturating_add(1);
+    }
+}
+
+/// One (collective, size, size-class) lottery.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Lottery {
+    /// Every candidate, in a fixed order (draws are indices into it).
+    pub candidates: Vec<Stats>,
+    /// Draws made so far.
+    pub draws: u64,
+    /// The candidate now holding and the calls it has left.
+    #[serde(skip)]
+    pub current: Option<(usize, u32)>,
+    #[serde(skip)]
+    period: Vec<f64>,
+    /// Calls that were exploration (not the best candidate) so far.
+    pub explored: u64,
+    /// Calls made so far.
+    pub calls: u64,
+}
+
+/// A draw: which candidate, for how many calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Draw {
+    /// Index into the candidates.
+    pub index: usize,
+    /// Calls it holds for (at least 1).
+    pub ttl: u32,
+}
+
+impl Lottery {
+    /// A lottery among `candidates`, none tried yet.
+    pub fn new(candidates: Vec<Implementation>) -> Self {
+        Lottery {
+            candidates: candidates.into_iter().map(Stats::new).collect(),
+            draws: 0,
+            current: None,
+            period: Vec::new(),
+            explored: 0,
+            calls: 0,
+        }
+    }
+
+    /// The candidate with the best average among those tried, if any.
+    pub fn best(&self) -> Option<usize> {
+        self.candidates
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.count > 0)
+            .min_by(|a, b| a.1.mean_s.total_cmp(&b.1.mean_s))
+            .map(|(i, _)| i)
+    }
+
+    /// The holding candidate for the next call, or `None` when a draw is due.
+    pub fn next_call(&mut self) -> Option<usize> {
+        let (index, left) = self.current.as_mut()?;
+        if *left == 0 {
+            return None;
+        }
+        *left -= 1;
+        let index = *index;
+        self.calls += 1;
+        if Some(index) != self.best() {
+            self.explored += 1;
+        }
+        Some(index)
+    }
+
+    /// Records the time of a call made by the holding candidate.
+    pub fn record(&mut self, seconds: f64) {
+        self.period.push(seconds);
+    }
+
+    /// The times of the period that just ended, in call order.
+    pub fn take_period(&mut self) -> Vec<f64> {
+        std::mem::take(&mut self.period)
+    }
+
+    /// Feeds the ended period's times (agreed by all ranks) to the
+    /// candidate that held, and looks for drift.
+    pub fn settle(&mut self, times: &[f64], p: &Params) {
+        let Some((index, _)) = self.current else {
+            return;
+        };
+        if times.is_empty() {
+            return;
+        }
+        if Some(index) == self.best() && self.drifted(index, times, p) {
+            self.restart_after_drift(index, times, p);
+            return;
+        }
+        for &t in times {
+            self.candidates[index].add(t, p.weight);
+        }
+        self.update_exclusions(p);
+    }
+
+    fn drifted(&self, index: usize, times: &[f64], p: &Params) -> bool {
+        let s = &self.candidates[index];
+        if s.count < p.min_tries {
+            return false;
+        }
+        let mean = times.iter().sum::<f64>() / times.len() as f64;
+        let floor = 0.02 * s.mean_s; // timers and scheduling jitter
+        mean > s.mean_s + p.drift_sigmas * s.sd().max(floor) && mean > p.drift_ratio * s.mean_s
+    }
+
+    fn restart_after_drift(&mut self, index: usize, times: &[f64], p: &Params) {
+        for (i, s) in self.candidates.iter_mut().enumerate() {
+            s.excluded_until = None;
+            if i == index {
+                s.count = 0;
+                for &t in times {
+                    s.add(t, p.weight);
+                }
+            } else {
+                s.count = s.count.min(1);
+            }
+        }
+    }
+
+    fn update_exclusions(&mut self, p: &Params) {
+        let Some(best) = self.best() else { return };
+        if self
+            .candidates
+            .iter()
+            .any(|s| s.count < p.min_tries && s.excluded_until.is_none())
+        {
+            return;
+        }
+        let b = &self.candidates[best];
+        let limit = b.mean_s + 2.0 * b.sd().max(0.02 * b.mean_s);
+        let until = self.draws + u64::from(p.readmit_after);
+        for s in &mut self.candidates {
+            if s.excluded_until.is_none() && s.count >= p.min_tries && s.mean_s > limit {
+                s.excluded_until = Some(until);
+            }
+        }
+    }
+
+    /// Each candidate's share of the tickets at this draw.
+    pub fn shares(&self, p: &Params) -> Vec<f64> {
+        let n = self.candidates.len();
+        let mut shares = vec![0.0; n];
+        let Some(best) = self.best() else {
+            return vec![1.0 / n as f64; n];
+        };
+        let open: Vec<usize> = (0..n).filter(|&i| i != best && self.open(i)).collect();
+        if open.is_empty() {
+            shares[best] = 1.0;
+            return shares;
+        }
+        shares[best] = p.alpha;
+        let rest = 1.0 - p.alpha;
+        let weight = |i: usize| match p.policy {
+            Policy::Uniform => 1.0,
+            // Untried candidates are taken to be as fast as the best.
+            Policy::InverseTime => {
+                let s = &self.candidates[i];
+                let t = if s.count == 0 {
+                    self.candidates[best].mean_s
+                } else {
+                    s.mean_s
+                };
+                1.0 / t.max(1e-12)
+            }
+        };
+        let total: f64 = open.iter().map(|&i| weight(i)).sum();
+        for &i in &open {
+            shares[i] = rest * weight(i) / total;
+        }
+        shares
+    }
+
+    fn open(&self, i: usize) -> bool {
+        match self.candidates[i].excluded_until {
+            None => true,
+            Some(until) => self.draws >= until,
+        }
+    }
+
+    /// The least-tried open candidate while any has fewer than `min_tries`
+    /// times: every candidate is tried a few times before the lottery
+    /// proper, instead of waiting for chance to reach it.
+    fn warm_up(&self, p: &Params) -> Option<usize> {
+        (0..self.candidates.len())
+            .filter(|&i| self.open(i) && self.candidates[i].count < p.min_tries)
+            .min_by_key(|&i| self.candidates[i].count)
+    }
+
+    /// Draws the next candidate with `u`, a uniform number in [0, 1).
+    pub fn draw(&mut self, u: f64, p: &Params) -> Draw {
+        if let Some(index) = self.warm_up(p) {
+            return Draw { index, ttl: 1 };
+        }
+        let shares = self.shares(p);
+        let mut acc = 0.0;
+        let mut index = shares.len() - 1;
+        for (i, &s) in shares.iter().enumerate() {
+            acc += s;
+            if u < acc && s > 0.0 {
+                index = i;
+                break;
+            }
+        }
+        if self.candidates[index].excluded_until.is_some() {
+            // A readmitted candidate gets its one trial, then is judged again.
+            self.candidates[index].excluded_until = None;
+        }
+        let ttl = 1 + (p.ttl_scale * shares[index]).floor() as u32;
+        Draw { index, ttl }
+    }
+
+    /// Makes `draw` (made on rank 0, or locally) the holding candidate.
+    pub fn adopt(&mut self, draw: Draw) {
+        self.draws += 1;
+        self.current = Some((draw.index, draw.ttl));
+        self.period.clear();
+    }
+}
+
+/// A small, seedable generator (xorshift64*): draws must be reproducible.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from `seed` (any value).
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// A uniform number in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests;

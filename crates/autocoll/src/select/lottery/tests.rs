@@ -1,0 +1,191 @@
+use super::*;
+use crate::select::Collective;
+use crate::tree::Shape;
+
+fn candidates(n: usize) -> Vec<Implementation> {
+    (0..n)
+        .map(|i| Implementation::tree(Collective::Bcast, Shape::Kary(i + 2), None).unwrap())
+        .collect()
+}
+
+/// Runs `calls` calls where candidate i takes `time(call, i)` seconds with
+/// ±10% noise; returns the index each call used.
+fn simulate(
+    l: &mut Lottery,
+    p: &Params,
+    calls: usize,
+    seed: u64,
+    time: impl Fn(usize, usize) -> f64,
+) -> Vec<usize> {
+    let mut rng = Rng::new(seed);
+    let mut used = Vec::with_capacity(calls);
+    while used.len() < calls {
+        match l.next_call() {
+            Some(i) => {
+                let noise = 0.9 + 0.2 * rng.uniform();
+                l.record(time(used.len(), i) * noise);
+                used.push(i);
+            }
+            None => {
+                let times = l.take_period();
+                l.settle(&times, p);
+                let d = l.draw(rng.uniform(), p);
+                l.adopt(d);
+            }
+        }
+    }
+    used
+}
+
+const TIMES: [f64; 6] = [10.0, 5.0, 7.0, 20.0, 5.6, 40.0];
+
+fn share_of(used: &[usize], i: usize) -> f64 {
+    used.iter().filter(|&&u| u == i).count() as f64 / used.len() as f64
+}
+
+#[test]
+fn finds_the_fastest_and_mostly_runs_it() {
+    for policy in [Policy::Uniform, Policy::InverseTime] {
+        let p = Params {
+            policy,
+            ..Params::default()
+        };
+        for seed in 1..20 {
+            let mut l = Lottery::new(candidates(TIMES.len()));
+            let used = simulate(&mut l, &p, 1000, seed, |_, i| TIMES[i]);
+            assert_eq!(l.best(), Some(1), "{policy:?} seed {seed}");
+            let late = &used[500..];
+            assert!(
+                share_of(late, 1) > 0.7,
+                "{policy:?} seed {seed}: {}",
+                share_of(late, 1)
+            );
+            let mean: f64 = late.iter().map(|&i| TIMES[i]).sum::<f64>() / late.len() as f64;
+            assert!(
+                mean < 1.10 * TIMES[1],
+                "{policy:?} seed {seed}: mean {mean}"
+            );
+        }
+    }
+}
+
+#[test]
+fn slow_candidates_are_left_out_then_readmitted_once() {
+    let p = Params::default();
+    let mut l = Lottery::new(candidates(TIMES.len()));
+    simulate(&mut l, &p, 300, 3, |_, i| TIMES[i]);
+    let out = |l: &Lottery, i: usize| l.candidates[i].excluded_until.is_some();
+    assert!(
+        out(&l, 3) && out(&l, 5),
+        "20 s and 40 s candidates left out"
+    );
+    assert!(!out(&l, 1), "the best is never left out");
+    let shares = l.shares(&p);
+    assert_eq!(shares[5], 0.0);
+    assert!((shares.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    // Past the readmission point the slow ones hold tickets again.
+    l.draws += u64::from(p.readmit_after) + 1;
+    assert!(l.shares(&p)[5] > 0.0);
+}
+
+#[test]
+fn settles_within_the_papers_bound() {
+    let p = Params::default();
+    let z = TIMES.len() as f64;
+    let bound = (z * z.log2() / (1.0 - p.alpha) * 10.0) as usize;
+    for seed in 1..20 {
+        let mut l = Lottery::new(candidates(TIMES.len()));
+        let used = simulate(&mut l, &p, 1000, seed, |_, i| TIMES[i]);
+        let settled = settled_at(&used, 1);
+        assert!(
+            settled <= bound,
+            "seed {seed}: settled at {settled}, bound {bound}"
+        );
+    }
+}
+
+/// The first call from which `best` holds the majority of every later
+/// 50-call window.
+fn settled_at(used: &[usize], best: usize) -> usize {
+    (0..used.len())
+        .rev()
+        .take_while(|&c| {
+            let w = &used[c.saturating_sub(50)..=c];
+            share_of(w, best) > 0.5
+        })
+        .last()
+        .unwrap_or(used.len())
+}
+
+#[test]
+fn drift_resumes_exploration_and_finds_the_new_best() {
+    let p = Params::default();
+    for seed in 1..20 {
+        let mut l = Lottery::new(candidates(TIMES.len()));
+        // Candidate 1 becomes four times slower at call 500.
+        let used = simulate(&mut l, &p, 900, seed, |call, i| {
+            if i == 1 && call >= 500 {
+                20.0
+            } else {
+                TIMES[i]
+            }
+        });
+        assert_eq!(
+            l.best(),
+            Some(4),
+            "seed {seed}: the 5.6 s candidate is the new best"
+        );
+        let after = &used[500..];
+        let on_new = settled_at(after, 4);
+        assert!(
+            on_new <= 200,
+            "seed {seed}: on the new best after {on_new} calls"
+        );
+    }
+}
+
+#[test]
+fn warm_up_tries_every_candidate_first() {
+    let p = Params::default();
+    let mut l = Lottery::new(candidates(TIMES.len()));
+    let used = simulate(&mut l, &p, TIMES.len() * p.min_tries as usize, 5, |_, i| {
+        TIMES[i]
+    });
+    for i in 0..TIMES.len() {
+        assert_eq!(
+            used.iter().filter(|&&u| u == i).count(),
+            p.min_tries as usize,
+            "{used:?}"
+        );
+    }
+}
+
+#[test]
+fn ttl_grows_with_the_share() {
+    let p = Params::default();
+    let mut l = Lottery::new(candidates(3));
+    for (i, t) in [(0, 1.0), (1, 2.0), (2, 3.0)] {
+        for _ in 0..p.min_tries {
+            l.candidates[i].add(t, p.weight);
+        }
+    }
+    let best = l.draw(0.1, &p);
+    assert_eq!((best.index, best.ttl), (0, 9));
+    let other = l.draw(0.95, &p);
+    assert_eq!(
+        (other.index, other.ttl),
+        (2, 1),
+        "an exploration draw holds one call"
+    );
+}
+
+#[test]
+fn the_generator_is_uniform_enough_and_reproducible() {
+    let mut a = Rng::new(42);
+    let mut b = Rng::new(42);
+    let xs: Vec<f64> = (0..10_000).map(|_| a.uniform()).collect();
+    assert!(xs.iter().all(|&x| (0.0..1.0).contains(&x)));
+    assert_eq!(xs[..5], (0..5).map(|_| b.uniform()).collect::<Vec<_>>()[..]);
+    let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+    assert!((mean - 0.5).abs() < 0.02, "{mean}");
+}
