@@ -112,6 +112,16 @@ pub enum Error {
         /// What was wrong.
         reason: String,
     },
+    /// A file the library reads (tuning table, state) is malformed.
+    #[error("{path}:{line}: {reason}")]
+    BadFile {
+        /// The file.
+        path: String,
+        /// The line (from 1) where the problem is.
+        line: usize,
+        /// What is wrong.
+        reason: String,
+    },
     /// The environment or configuration given to the library is unusable.
     #[error("configuration: {0}")]
     Config(String),

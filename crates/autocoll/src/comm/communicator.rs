@@ -12,7 +12,9 @@ use crate::coll::op::{Element, Op};
 use crate::coll::{self, segment_bytes, Combine, Ctx};
 use crate::error::{Error, Result};
 use crate::observe::{Observer, Stage};
-use crate::select::{Algorithm, Collective, Fixed, Implementation, Selector};
+use crate::select::lottery::Params;
+use crate::select::state::{Fingerprint, Store};
+use crate::select::{Algorithm, Collective, Fixed, Group, Implementation, Lottery, Selector};
 use crate::tree::{Shape, Tree};
 
 /// A group of ranks that run collectives together.
@@ -158,14 +160,35 @@ impl Communicator {
         self.transport.recv(src, Tag::User(tag))
     }
 
-    fn choose(&mut self, op: Collective, bytes: usize) -> Implementation {
-        let size = self.size();
-        self.selector.select(op, size, bytes)
+    /// Asks the selector, which may run small fixed collectives through
+    /// this communicator to agree on its choice.
+    fn choose(&mut self, op: Collective, bytes: usize) -> Result<Implementation> {
+        let mut selector = std::mem::replace(&mut self.selector, Box::new(Fixed::default()));
+        let choice = selector.select(self, op, bytes);
+        self.selector = selector;
+        choice
+    }
+
+    /// Uses the lottery scheduler for every plain call, remembering what it
+    /// learns in `state` (read now on rank 0, written back by
+    /// [`Self::save_selector`] and when the communicator is dropped).
+    pub fn use_lottery(&mut self, state: impl Into<std::path::PathBuf>) {
+        let fingerprint = Fingerprint::new(&self.hosts(), self.transport_kind());
+        let store = Store::new(state, fingerprint, self.rank() == 0);
+        let seed = crate::clock::now_ns();
+        self.set_selector(Box::new(
+            Lottery::new(Params::default(), seed).with_store(store),
+        ));
+    }
+
+    /// Saves what the selector has learned, if it keeps anything.
+    pub fn save_selector(&mut self) -> Result<()> {
+        self.selector.save()
     }
 
     /// Broadcasts `buf` from `root` with the selector's choice.
     pub fn bcast<T: Pod>(&mut self, buf: &mut [T], root: usize) -> Result<()> {
-        let imp = self.choose(Collective::Bcast, std::mem::size_of_val(buf));
+        let imp = self.choose(Collective::Bcast, std::mem::size_of_val(buf))?;
         self.bcast_with(&imp, buf, root)
     }
 
@@ -189,7 +212,7 @@ impl Communicator {
         op: &Op<T>,
         root: usize,
     ) -> Result<()> {
-        let imp = self.choose(Collective::Reduce, std::mem::size_of_val(send));
+        let imp = self.choose(Collective::Reduce, std::mem::size_of_val(send))?;
         self.reduce_with(&imp, send, recv, op, root)
     }
 
@@ -214,7 +237,7 @@ impl Communicator {
     /// Sends block i of `send` (read at `root` only, `size × recv.len()`
     /// elements) to rank i's `recv`.
     pub fn scatter<T: Pod>(&mut self, send: &[T], recv: &mut [T], root: usize) -> Result<()> {
-        let imp = self.choose(Collective::Scatter, std::mem::size_of_val(recv));
+        let imp = self.choose(Collective::Scatter, std::mem::size_of_val(recv))?;
         self.scatter_with(&imp, send, recv, root)
     }
 
@@ -238,7 +261,7 @@ impl Communicator {
     /// Collects every rank's `send` into block i of `recv` at `root`
     /// (`size × send.len()` elements there; other ranks may pass empty).
     pub fn gather<T: Pod>(&mut self, send: &[T], recv: &mut [T], root: usize) -> Result<()> {
-        let imp = self.choose(Collective::Gather, std::mem::size_of_val(send));
+        let imp = self.choose(Collective::Gather, std::mem::size_of_val(send))?;
         self.gather_with(&imp, send, recv, root)
     }
 
@@ -265,7 +288,7 @@ impl Communicator {
 
     /// Combines every rank's `send` with `op` into every rank's `recv`.
     pub fn allreduce<T: Element>(&mut self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
-        let imp = self.choose(Collective::Allreduce, std::mem::size_of_val(send));
+        let imp = self.choose(Collective::Allreduce, std::mem::size_of_val(send))?;
         self.allreduce_with(&imp, send, recv, op)
     }
 
@@ -286,7 +309,7 @@ impl Communicator {
 
     /// Collects every rank's `send` into block i of every rank's `recv`.
     pub fn allgather<T: Pod>(&mut self, send: &[T], recv: &mut [T]) -> Result<()> {
-        let imp = self.choose(Collective::Allgather, std::mem::size_of_val(send));
+        let imp = self.choose(Collective::Allgather, std::mem::size_of_val(send))?;
         self.allgather_with(&imp, send, recv)
     }
 
@@ -310,7 +333,7 @@ impl Communicator {
 
     /// Returns once every rank has called it.
     pub fn barrier(&mut self) -> Result<()> {
-        let imp = self.choose(Collective::Barrier, 0);
+        let imp = self.choose(Collective::Barrier, 0)?;
         self.barrier_with(&imp)
     }
 
@@ -362,9 +385,39 @@ impl Communicator {
         ctx.note(Stage::Done, 0, None);
         if let Some(start) = timed {
             let secs = start.elapsed().as_secs_f64();
-            self.selector.record(imp, size, sig.bytes as usize, secs);
+            self.selector.record(imp, sig.bytes as usize, secs);
         }
         Ok(())
+    }
+}
+
+impl Group for Communicator {
+    fn rank(&self) -> usize {
+        self.transport.rank()
+    }
+
+    fn size(&self) -> usize {
+        self.transport.size()
+    }
+
+    fn max_all(&mut self, values: &mut [f64]) -> Result<()> {
+        let imp = Implementation::new(Collective::Allreduce, Algorithm::RecursiveDoubling, None)?;
+        let mine = values.to_vec();
+        self.allreduce_with(&imp, &mine, values, &Op::MAX)
+    }
+
+    fn share_rank0(&mut self, values: &mut [u64]) -> Result<()> {
+        let imp = Implementation::tree(Collective::Bcast, Shape::Binomial, None)?;
+        self.bcast_with(&imp, values, 0)
+    }
+}
+
+impl Drop for Communicator {
+    /// Saves what the selector learned; a failure can only be reported.
+    fn drop(&mut self) {
+        if let Err(e) = self.selector.save() {
+            eprintln!("autocoll: warning: could not save the selector's state: {e}");
+        }
     }
 }
 

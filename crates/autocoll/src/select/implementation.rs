@@ -9,7 +9,8 @@ use crate::error::Error;
 use crate::tree::Shape;
 
 /// The seven collective operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Collective {
     /// One root's buffer to every rank.
     Bcast,

@@ -14,7 +14,9 @@
 //! Before the lottery proper, a warm-up tries every candidate `min_tries`
 //! times (least-tried first, one call each).
 //!
-//! Drift: when a holding period of the best candidate averages more than
+//! A warmed-up candidate's times enter its average clipped at mean + 4σ, so
+//! a lone scheduling hiccup does not dethrone the best. Drift: when the
+//! median of a holding period of the best candidate lies more than
 //! `drift_sigmas` standard deviations and `drift_ratio` times above its
 //! long-run average, conditions have changed: the candidate's average is
 //! restarted from the new times, every other candidate's count is cut to one
@@ -26,6 +28,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::adaptive::{default_candidates, Key};
 use super::Implementation;
 
 /// How the tickets that the best candidate does not hold are spread.
@@ -106,7 +109,14 @@ impl Stats {
         self.var_s2.max(0.0).sqrt()
     }
 
-    fn add(&mut self, t: f64, w: f64) {
+    /// Adds a time; past warm-up, a time far above the average is clipped
+    /// to mean + 4σ so that one scheduling hiccup does not move it much.
+    fn add(&mut self, t: f64, w: f64, warm: bool) {
+        let t = if warm {
+            t.min(self.mean_s + 4.0 * self.sd().max(0.05 * self.mean_s))
+        } else {
+            t
+        };
         if self.count == 0 {
             self.mean_s = t;
             self.var_s2 = 0.0;
@@ -119,9 +129,10 @@ impl Stats {
     }
 }
 
-/// One (collective, size, size-class) lottery.
+/// The lottery of one (collective, size, size-class): its candidates and
+/// what is known of them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Lottery {
+pub struct Pool {
     /// Every candidate, in a fixed order (draws are indices into it).
     pub candidates: Vec<Stats>,
     /// Draws made so far.
@@ -146,10 +157,10 @@ pub struct Draw {
     pub ttl: u32,
 }
 
-impl Lottery {
+impl Pool {
     /// A lottery among `candidates`, none tried yet.
     pub fn new(candidates: Vec<Implementation>) -> Self {
-        Lottery {
+        Pool {
             candidates: candidates.into_iter().map(Stats::new).collect(),
             draws: 0,
             current: None,
@@ -207,8 +218,10 @@ impl Lottery {
             self.restart_after_drift(index, times, p);
             return;
         }
+        let s = &mut self.candidates[index];
         for &t in times {
-            self.candidates[index].add(t, p.weight);
+            let warm = s.count >= p.min_tries;
+            s.add(t, p.weight, warm);
         }
         self.update_exclusions(p);
     }
@@ -218,9 +231,13 @@ impl Lottery {
         if s.count < p.min_tries {
             return false;
         }
-        let mean = times.iter().sum::<f64>() / times.len() as f64;
+        // The median, not the mean: one hiccup in a period is not a change.
+        let mut sorted = times.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let typical = sorted[sorted.len() / 2];
         let floor = 0.02 * s.mean_s; // timers and scheduling jitter
-        mean > s.mean_s + p.drift_sigmas * s.sd().max(floor) && mean > p.drift_ratio * s.mean_s
+        typical > s.mean_s + p.drift_sigmas * s.sd().max(floor)
+            && typical > p.drift_ratio * s.mean_s
     }
 
     fn restart_after_drift(&mut self, index: usize, times: &[f64], p: &Params) {
@@ -229,7 +246,7 @@ impl Lottery {
             if i == index {
                 s.count = 0;
                 for &t in times {
-                    s.add(t, p.weight);
+                    s.add(t, p.weight, false);
                 }
             } else {
                 s.count = s.count.min(1);

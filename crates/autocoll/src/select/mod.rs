@@ -1,19 +1,48 @@
 //! Which implementation runs a call. Collectives never decide: a
 //! [`Selector`] does, and hears back how long each call took.
 
+mod adaptive;
 mod implementation;
 pub mod lottery;
+pub mod state;
+mod table;
 
 use std::collections::HashMap;
 
+pub use adaptive::Lottery;
 pub use implementation::{format_bytes, parse_bytes, Algorithm, Collective, Implementation};
+pub use table::{Rule, Table};
+
+use crate::error::Result;
 
 use crate::tree::Shape;
 
+/// What a selector may ask of the ranks so that all of them run the same
+/// implementation. The communicator provides it with fixed, small
+/// collectives that never go through a selector.
+pub trait Group {
+    /// This rank.
+    fn rank(&self) -> usize;
+    /// The number of ranks.
+    fn size(&self) -> usize;
+    /// Replaces every value by its maximum over all ranks.
+    fn max_all(&mut self, values: &mut [f64]) -> Result<()>;
+    /// Replaces `values` on every rank by rank 0's.
+    fn share_rank0(&mut self, values: &mut [u64]) -> Result<()>;
+}
+
 /// Chooses the implementation of each call and learns from its time.
+///
+/// Every rank calls `select` for every call, in the same order, so a
+/// selector that must agree across ranks can use the [`Group`].
 pub trait Selector: Send {
-    /// The implementation for `op` on `ranks` ranks with `bytes` per rank.
-    fn select(&mut self, op: Collective, ranks: usize, bytes: usize) -> Implementation;
+    /// The implementation for `op` with `bytes` per rank.
+    fn select(
+        &mut self,
+        group: &mut dyn Group,
+        op: Collective,
+        bytes: usize,
+    ) -> Result<Implementation>;
 
     /// True when the communicator should time calls and report them with
     /// `record`; false spares the clock reads.
@@ -21,8 +50,13 @@ pub trait Selector: Send {
         false
     }
 
-    /// How long a call took, in seconds; the default ignores it.
-    fn record(&mut self, _imp: &Implementation, _ranks: usize, _bytes: usize, _seconds: f64) {}
+    /// How long this rank spent in a call, in seconds; the default ignores it.
+    fn record(&mut self, _imp: &Implementation, _bytes: usize, _seconds: f64) {}
+
+    /// Saves what the selector learned, if it keeps anything.
+    fn save(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A fixed rule per collective: no learning, no surprises.
@@ -49,11 +83,16 @@ impl Fixed {
 }
 
 impl Selector for Fixed {
-    fn select(&mut self, op: Collective, ranks: usize, bytes: usize) -> Implementation {
-        match self.choices.get(&op) {
+    fn select(
+        &mut self,
+        group: &mut dyn Group,
+        op: Collective,
+        bytes: usize,
+    ) -> Result<Implementation> {
+        Ok(match self.choices.get(&op) {
             Some(imp) => imp.clone(),
-            None => default_for(op, ranks, bytes),
-        }
+            None => default_for(op, group.size(), bytes),
+        })
     }
 }
 

@@ -11,7 +11,7 @@ fn candidates(n: usize) -> Vec<Implementation> {
 /// Runs `calls` calls where candidate i takes `time(call, i)` seconds with
 /// ±10% noise; returns the index each call used.
 fn simulate(
-    l: &mut Lottery,
+    l: &mut Pool,
     p: &Params,
     calls: usize,
     seed: u64,
@@ -51,7 +51,7 @@ fn finds_the_fastest_and_mostly_runs_it() {
             ..Params::default()
         };
         for seed in 1..20 {
-            let mut l = Lottery::new(candidates(TIMES.len()));
+            let mut l = Pool::new(candidates(TIMES.len()));
             let used = simulate(&mut l, &p, 1000, seed, |_, i| TIMES[i]);
             assert_eq!(l.best(), Some(1), "{policy:?} seed {seed}");
             let late = &used[500..];
@@ -72,9 +72,9 @@ fn finds_the_fastest_and_mostly_runs_it() {
 #[test]
 fn slow_candidates_are_left_out_then_readmitted_once() {
     let p = Params::default();
-    let mut l = Lottery::new(candidates(TIMES.len()));
+    let mut l = Pool::new(candidates(TIMES.len()));
     simulate(&mut l, &p, 300, 3, |_, i| TIMES[i]);
-    let out = |l: &Lottery, i: usize| l.candidates[i].excluded_until.is_some();
+    let out = |l: &Pool, i: usize| l.candidates[i].excluded_until.is_some();
     assert!(
         out(&l, 3) && out(&l, 5),
         "20 s and 40 s candidates left out"
@@ -94,7 +94,7 @@ fn settles_within_the_papers_bound() {
     let z = TIMES.len() as f64;
     let bound = (z * z.log2() / (1.0 - p.alpha) * 10.0) as usize;
     for seed in 1..20 {
-        let mut l = Lottery::new(candidates(TIMES.len()));
+        let mut l = Pool::new(candidates(TIMES.len()));
         let used = simulate(&mut l, &p, 1000, seed, |_, i| TIMES[i]);
         let settled = settled_at(&used, 1);
         assert!(
@@ -121,7 +121,7 @@ fn settled_at(used: &[usize], best: usize) -> usize {
 fn drift_resumes_exploration_and_finds_the_new_best() {
     let p = Params::default();
     for seed in 1..20 {
-        let mut l = Lottery::new(candidates(TIMES.len()));
+        let mut l = Pool::new(candidates(TIMES.len()));
         // Candidate 1 becomes four times slower at call 500.
         let used = simulate(&mut l, &p, 900, seed, |call, i| {
             if i == 1 && call >= 500 {
@@ -147,7 +147,7 @@ fn drift_resumes_exploration_and_finds_the_new_best() {
 #[test]
 fn warm_up_tries_every_candidate_first() {
     let p = Params::default();
-    let mut l = Lottery::new(candidates(TIMES.len()));
+    let mut l = Pool::new(candidates(TIMES.len()));
     let used = simulate(&mut l, &p, TIMES.len() * p.min_tries as usize, 5, |_, i| {
         TIMES[i]
     });
@@ -163,10 +163,10 @@ fn warm_up_tries_every_candidate_first() {
 #[test]
 fn ttl_grows_with_the_share() {
     let p = Params::default();
-    let mut l = Lottery::new(candidates(3));
+    let mut l = Pool::new(candidates(3));
     for (i, t) in [(0, 1.0), (1, 2.0), (2, 3.0)] {
         for _ in 0..p.min_tries {
-            l.candidates[i].add(t, p.weight);
+            l.candidates[i].add(t, p.weight, false);
         }
     }
     let best = l.draw(0.1, &p);

@@ -1,0 +1,214 @@
+//! The lottery's memory across runs: a JSON file holding, per run
+//! fingerprint (hosts, ranks per host, transport, autocoll version), the
+//! statistics of every pool.
+//!
+//! Saving takes an exclusive lock on `<file>.lock`, reads what is there now,
+//! merges this run's pools into it and replaces the file atomically. The
+//! merge keeps, per candidate, this run's statistics where this run changed
+//! them since it loaded the file, and the file's (perhaps newer, from
+//! another program) everywhere else; pools and fingerprints this run did
+//! not touch are kept. A corrupt, truncated or foreign file
+//! is reported as a warning and treated as empty: it never stops a program.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::adaptive::Key;
+use super::lottery::{Pool, Stats};
+use crate::error::{Error, Result};
+
+const SCHEMA: &str = "autocoll.lottery/1";
+
+/// What makes two runs comparable.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// The distinct hosts, in rank order of first appearance.
+    pub hosts: Vec<String>,
+    /// Ranks on each of those hosts.
+    pub ranks_per_host: Vec<usize>,
+    /// The transport's kind.
+    pub transport: String,
+    /// autocoll's version.
+    pub version: String,
+}
+
+impl Fingerprint {
+    /// The fingerprint of a job whose rank i runs on `hosts[i]`.
+    pub fn new(hosts: &[String], transport: &str) -> Self {
+        let mut distinct: Vec<String> = Vec::new();
+        let mut counts: Vec<usize> = Vec::new();
+        for h in hosts {
+            match distinct.iter().position(|d| d == h) {
+                Some(i) => counts[i] += 1,
+                None => {
+                    distinct.push(h.clone());
+                    counts.push(1);
+                }
+            }
+        }
+        Fingerprint {
+            hosts: distinct,
+            ranks_per_host: counts,
+            transport: transport.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct File {
+    schema: String,
+    runs: Vec<Run>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Run {
+    fingerprint: Fingerprint,
+    pools: Vec<Entry>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    key: Key,
+    candidates: Vec<Stats>,
+}
+
+/// Where a lottery keeps its state, for one run fingerprint. Only the rank
+/// that is `active` (rank 0) reads and writes the file.
+#[derive(Clone, Debug)]
+pub struct Store {
+    path: PathBuf,
+    fingerprint: Fingerprint,
+    active: bool,
+    loaded: HashMap<Key, Vec<Stats>>,
+}
+
+impl Store {
+    /// A store at `path` for runs with `fingerprint`; inactive stores
+    /// neither read nor write.
+    pub fn new(path: impl Into<PathBuf>, fingerprint: Fingerprint, active: bool) -> Self {
+        Store {
+            path: path.into(),
+            fingerprint,
+            active,
+            loaded: HashMap::new(),
+        }
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What the file knows of this fingerprint's pools; empty (with a
+    /// warning on standard error) when the file is unreadable. The store
+    /// remembers it, to tell at `save` what this run changed.
+    pub fn load(&mut self) -> HashMap<Key, Vec<Stats>> {
+        self.loaded = self.read_pools();
+        self.loaded.clone()
+    }
+
+    fn read_pools(&self) -> HashMap<Key, Vec<Stats>> {
+        if !self.active {
+            return HashMap::new();
+        }
+        match read(&self.path) {
+            Ok(file) => file
+                .runs
+                .into_iter()
+                .filter(|r| r.fingerprint == self.fingerprint)
+                .flat_map(|r| r.pools)
+                .map(|e| (e.key, e.candidates))
+                .collect(),
+            Err(why) => {
+                warn(&self.path, &why);
+                HashMap::new()
+            }
+        }
+    }
+
+    /// Merges `pools` into the file under a lock and replaces it atomically.
+    pub fn save(&self, pools: &BTreeMap<Key, Pool>) -> Result<()> {
+        if !self.active || pools.is_empty() {
+            return Ok(());
+        }
+        let lock_path = self.path.with_extension("lock");
+        let lock = std::fs::File::create(&lock_path)
+            .map_err(|e| Error::io(format!("creating lock {}", lock_path.display()), e))?;
+        lock.lock()
+            .map_err(|e| Error::io(format!("locking {}", lock_path.display()), e))?;
+        let mut file = read(&self.path).unwrap_or_else(|why| {
+            warn(&self.path, &why);
+            File::default()
+        });
+        file.schema = SCHEMA.to_string();
+        merge(&mut file, &self.fingerprint, pools, &self.loaded);
+        let text = serde_json::to_vec_pretty(&file).expect("state serialises");
+        crate::files::write_atomic(&self.path, &text)
+        // The lock is released when `lock` is dropped.
+    }
+}
+
+fn warn(path: &Path, why: &str) {
+    eprintln!(
+        "autocoll: warning: ignoring lottery state {}: {why}; starting afresh",
+        path.display()
+    );
+}
+
+fn read(path: &Path) -> std::result::Result<File, String> {
+    let text = match std::fs::read(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(File::default()),
+        Err(e) => return Err(e.to_string()),
+    };
+    let file: File =
+        serde_json::from_slice(&text).map_err(|e| format!("line {}: {e}", e.line()))?;
+    if file.schema != SCHEMA {
+        return Err(format!("schema `{}` is not {SCHEMA}", file.schema));
+    }
+    Ok(file)
+}
+
+fn merge(
+    file: &mut File,
+    fingerprint: &Fingerprint,
+    pools: &BTreeMap<Key, Pool>,
+    loaded: &HashMap<Key, Vec<Stats>>,
+) {
+    let run = match file
+        .runs
+        .iter_mut()
+        .position(|r| &r.fingerprint == fingerprint)
+    {
+        Some(i) => &mut file.runs[i],
+        None => {
+            file.runs.push(Run {
+                fingerprint: fingerprint.clone(),
+                pools: Vec::new(),
+            });
+            file.runs.last_mut().expect("just pushed")
+        }
+    };
+    for (key, pool) in pools {
+        match run.pools.iter_mut().find(|e| &e.key == key) {
+            None => run.pools.push(Entry {
+                key: *key,
+                candidates: pool.candidates.clone(),
+            }),
+            Some(entry) => {
+                let before = loaded.get(key);
+                for ours in &pool.candidates {
+                    let unchanged = before.is_some_and(|b| b.contains(ours));
+                    match entry.candidates.iter_mut().find(|s| s.imp == ours.imp) {
+                        Some(_) if unchanged => {}
+                        Some(theirs) => *theirs = ours.clone(),
+                        None => entry.candidates.push(ours.clone()),
+                    }
+                }
+            }
+        }
+    }
+}

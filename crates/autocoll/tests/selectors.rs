@@ -1,0 +1,245 @@
+//! Selectors on real ranks: the lottery keeps every rank on the same
+//! implementation, its state survives runs, other programs' saves and
+//! corrupt files; a tuning table picks what it says.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use autocoll::observe::{Event, Observer, Stage};
+use autocoll::select::lottery::{Params, Pool};
+use autocoll::select::state::{Fingerprint, Store};
+use autocoll::select::{Lottery, Table};
+use autocoll::{local, Collective, Implementation, Op};
+
+#[derive(Default)]
+struct Calls(Mutex<Vec<(usize, u64, String)>>);
+
+impl Observer for Calls {
+    fn event(&self, e: &Event<'_>) {
+        if e.stage == Stage::Enter {
+            self.0
+                .lock()
+                .unwrap()
+                .push((e.rank, e.call, e.imp.to_string()));
+        }
+    }
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("autocoll-sel-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("state.json")
+}
+
+#[test]
+fn issue6_every_rank_runs_the_lottery_s_choice_and_gets_right_results() {
+    let calls = Arc::new(Calls::default());
+    local::run(5, |mut comm| {
+        comm.set_observer(Some(calls.clone()));
+        comm.set_selector(Box::new(Lottery::new(
+            Params::default(),
+            comm.rank() as u64 * 977,
+        )));
+        for i in 0..150u32 {
+            let mut buf = vec![if comm.rank() == 2 { i } else { 0 }; 40_000];
+            comm.bcast(&mut buf, 2).unwrap();
+            assert!(buf.iter().all(|&v| v == i));
+            let mut sum = [0u64; 3];
+            comm.allreduce(&[comm.rank() as u64; 3], &mut sum, &Op::SUM)
+                .unwrap();
+            assert_eq!(sum, [10; 3]);
+        }
+    });
+    let calls = calls.0.lock().unwrap();
+    let of = |rank: usize| -> Vec<(u64, String)> {
+        calls
+            .iter()
+            .filter(|c| c.0 == rank)
+            .map(|c| (c.1, c.2.clone()))
+            .collect()
+    };
+    let first = of(0);
+    let distinct: std::collections::BTreeSet<_> = first.iter().map(|c| &c.1).collect();
+    assert!(distinct.len() > 5, "the lottery explored: {distinct:?}");
+    for rank in 1..5 {
+        assert_eq!(
+            of(rank),
+            first,
+            "rank {rank} ran other implementations than rank 0"
+        );
+    }
+}
+
+fn pool_with(ids: &[(&str, f64, u32)]) -> Pool {
+    let mut pool = Pool::new(ids.iter().map(|(id, _, _)| id.parse().unwrap()).collect());
+    for (stats, &(_, mean, count)) in pool.candidates.iter_mut().zip(ids) {
+        stats.mean_s = mean;
+        stats.count = count;
+    }
+    pool
+}
+
+fn key(op: Collective, ranks: usize, bytes: usize) -> autocoll::select::lottery::Key {
+    autocoll::select::lottery::Key::of(op, ranks, bytes)
+}
+
+#[test]
+fn issue6_state_round_trips_and_merges_with_another_programs_save() {
+    let path = temp("merge");
+    let fp = Fingerprint::new(&["a".into(), "a".into(), "b".into()], "local");
+    let k1 = key(Collective::Bcast, 3, 1000);
+    let k2 = key(Collective::Reduce, 3, 1000);
+    let mut first = BTreeMap::new();
+    first.insert(
+        k1,
+        pool_with(&[("bcast:chain", 1.0, 10), ("bcast:flat", 2.0, 3)]),
+    );
+    Store::new(&path, fp.clone(), true).save(&first).unwrap();
+    // Two programs load that; one learns about flat, the other about chain
+    // and reduce, and they save one after the other.
+    let mut a = Store::new(&path, fp.clone(), true);
+    let mut b = Store::new(&path, fp.clone(), true);
+    a.load();
+    b.load();
+    let mut a_pools = first.clone();
+    a_pools.insert(
+        k1,
+        pool_with(&[("bcast:chain", 1.0, 10), ("bcast:flat", 2.5, 4)]),
+    );
+    let mut b_pools = first.clone();
+    b_pools.insert(
+        k1,
+        pool_with(&[("bcast:chain", 0.9, 11), ("bcast:flat", 2.0, 3)]),
+    );
+    b_pools.insert(k2, pool_with(&[("reduce:binomial", 3.0, 4)]));
+    a.save(&a_pools).unwrap();
+    b.save(&b_pools).unwrap();
+    let loaded = Store::new(&path, fp.clone(), true).load();
+    let bcast = &loaded[&k1];
+    assert_eq!((bcast[0].mean_s, bcast[0].count), (0.9, 11), "b's chain");
+    assert_eq!(
+        (bcast[1].mean_s, bcast[1].count),
+        (2.5, 4),
+        "a's flat survives b's save"
+    );
+    assert_eq!(loaded[&k2][0].imp.to_string(), "reduce:binomial");
+    // Another fingerprint sees nothing of it, an inactive store neither.
+    let other = Fingerprint::new(&["c".into()], "tcp");
+    assert!(Store::new(&path, other, true).load().is_empty());
+    assert!(Store::new(&path, fp, false).load().is_empty());
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn issue6_corrupt_truncated_or_foreign_state_starts_afresh() {
+    let path = temp("corrupt");
+    let fp = Fingerprint::new(&["a".into()], "local");
+    let mut store = Store::new(&path, fp, true);
+    let mut pools = BTreeMap::new();
+    pools.insert(
+        key(Collective::Bcast, 1, 8),
+        pool_with(&[("bcast:chain", 1.0, 10)]),
+    );
+    store.save(&pools).unwrap();
+    let good = std::fs::read(&path).unwrap();
+    let bad: [&[u8]; 4] = [
+        &good[..good.len() / 2],
+        b"\x00\xffnot json",
+        br#"{"schema":"someone.else/3","runs":[]}"#,
+        b"",
+    ];
+    for text in bad {
+        std::fs::write(&path, text).unwrap();
+        assert!(store.load().is_empty());
+        store.save(&pools).unwrap();
+        assert_eq!(
+            store.load().len(),
+            1,
+            "a save over a bad file writes a good one"
+        );
+    }
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+/// A run without a saved state starts with a warm-up that tries every
+/// candidate once, in its first |Z| calls; a run that loads a state skips
+/// it and lets the best hold for several calls at once.
+#[test]
+fn issue6_a_saved_state_is_picked_up_by_the_next_run() {
+    let path = temp("next-run");
+    // Reduce, not bcast: the lottery's own agreement uses a small bcast.
+    let z = autocoll::select::lottery::default_candidates(Collective::Reduce, 3, 50_000).len();
+    let run = |calls: usize| -> Vec<String> {
+        let seen = Arc::new(Calls::default());
+        local::run(3, |mut comm| {
+            let fp = Fingerprint::new(&comm.hosts(), comm.transport_kind());
+            let store = Store::new(&path, fp, comm.rank() == 0);
+            // No drift restarts here: this test is about memory, not change.
+            let params = Params {
+                drift_ratio: f64::INFINITY,
+                ..Params::default()
+            };
+            comm.set_selector(Box::new(Lottery::new(params, 11).with_store(store)));
+            comm.set_observer(Some(seen.clone()));
+            for _ in 0..calls {
+                let mut out = vec![0.0f64; 6250];
+                comm.reduce(&[1.0f64; 6250], &mut out, &Op::SUM, 0).unwrap();
+            }
+        });
+        let calls = seen.0.lock().unwrap();
+        calls
+            .iter()
+            .filter(|c| c.0 == 0 && c.2.starts_with("reduce"))
+            .map(|c| c.2.clone())
+            .collect()
+    };
+    let distinct = |calls: &[String]| {
+        calls
+            .iter()
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    };
+    let first = run(150);
+    assert_eq!(
+        distinct(&first[..z]),
+        z,
+        "a fresh run warms up on every candidate"
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("autocoll.lottery/1") && text.contains("reduce:"),
+        "{text}"
+    );
+    let second = run(30);
+    assert!(
+        distinct(&second[..z]) < z,
+        "the second run started from the saved state: {second:?}"
+    );
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn issue6_a_table_picks_its_rules_and_defaults_elsewhere() {
+    let text = "schema = \"autocoll.tuning/1\"\n[[rule]]\nop = \"bcast\"\nranks = \"1..4\"\nbytes = \"0..1M\"\nimpl = \"bcast:chain:seg=1K\"\n";
+    let table = Table::parse(text, "inline").unwrap();
+    let calls = Arc::new(Calls::default());
+    local::run(4, |mut comm| {
+        comm.set_observer(Some(calls.clone()));
+        comm.set_selector(Box::new(table.clone()));
+        comm.bcast(&mut [0u8; 100], 0).unwrap();
+        comm.bcast(&mut vec![0u8; 2 << 20], 0).unwrap();
+    });
+    let seen: Vec<String> = calls
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|c| c.0 == 0)
+        .map(|c| c.2.clone())
+        .collect();
+    let default: Implementation = autocoll::select::default_for(Collective::Bcast, 4, 2 << 20);
+    assert_eq!(
+        seen,
+        vec!["bcast:chain:seg=1K".to_string(), default.to_string()]
+    );
+}
