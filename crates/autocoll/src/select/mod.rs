@@ -2,6 +2,7 @@
 //! [`Selector`] does, and hears back how long each call took.
 
 mod adaptive;
+pub mod export;
 mod implementation;
 pub mod lottery;
 pub mod state;
