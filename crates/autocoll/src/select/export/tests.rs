@@ -86,9 +86,9 @@ fn ompi_lookup(sections: &Sections, p: usize, msg: usize) -> [usize; 4] {
     let (_, rules) = sections
         .iter()
         .filter(|(s, _)| *s <= p)
-        .last()
+        .next_back()
         .expect("a section");
-    *rules.iter().filter(|r| r[0] <= msg).last().unwrap()
+    *rules.iter().filter(|r| r[0] <= msg).next_back().unwrap()
 }
 
 #[test]
@@ -152,7 +152,7 @@ fn ompi_format_2_has_the_header_and_a_fifth_field() {
 }
 
 /// MPICH's evaluation of our keys: the first key of a level that matches.
-fn mpich_eval<'a>(node: &'a Value, p: usize, bytes: usize) -> &'a Value {
+fn mpich_eval(node: &Value, p: usize, bytes: usize) -> &Value {
     let obj = node.as_object().unwrap();
     if obj
         .keys()
