@@ -84,11 +84,9 @@ fn read_ompi(text: &str) -> std::collections::HashMap<usize, Sections> {
 
 fn ompi_lookup(sections: &Sections, p: usize, msg: usize) -> [usize; 4] {
     let (_, rules) = sections
-        .iter()
-        .filter(|(s, _)| *s <= p)
-        .next_back()
+        .iter().rfind(|(s, _)| *s <= p)
         .expect("a section");
-    *rules.iter().filter(|r| r[0] <= msg).next_back().unwrap()
+    *rules.iter().rfind(|r| r[0] <= msg).unwrap()
 }
 
 #[test]
