@@ -106,6 +106,11 @@ impl Config {
             config.max_frame = bytes as u64;
         }
         config.announce = var("AUTOCOLL_ANNOUNCE")?.is_some_and(|v| v == "1");
+        if var("AUTOCOLL_PORT_ON_STDIN")?.is_some_and(|v| v == "1") {
+            let port = port_from_stdin(config.timeout)?;
+            let host = config.root.rsplit_once(':').map_or("", |(h, _)| h);
+            config.root = format!("{host}:{port}");
+        }
         Ok(Some(config))
     }
 
@@ -118,6 +123,30 @@ impl Config {
             host: self.host.clone(),
         }
     }
+}
+
+/// Reads the line on which the launcher passes rank 0's port.
+fn port_from_stdin(timeout: Duration) -> Result<u16> {
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = tx.send(std::io::stdin().read_line(&mut line).map(|_| line));
+    });
+    let line = match rx.recv_timeout(timeout) {
+        Ok(Ok(line)) => line,
+        Ok(Err(e)) => return Err(Error::io("reading rank 0's port from stdin", e)),
+        Err(_) => {
+            return Err(Error::Config(format!(
+                "the launcher sent no port for rank 0 within {timeout:?}"
+            )))
+        }
+    };
+    line.trim().parse().map_err(|_| {
+        Error::Config(format!(
+            "the launcher sent `{}` for rank 0's port (did rank 0 end early?)",
+            line.trim()
+        ))
+    })
 }
 
 fn var(name: &str) -> Result<Option<String>> {
