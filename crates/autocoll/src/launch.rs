@@ -269,10 +269,10 @@ impl Job {
             }
         }
         drop(port_tx);
-        let relay = std::thread::spawn(move || relay_port(&port_rx, stdins));
-        let outcome = finish(ranks);
-        let _ = relay.join();
-        Ok(outcome)
+        // Not joined: a killed rank 0's children may keep its output, and
+        // so the relay's wait, open after the job is over.
+        std::thread::spawn(move || relay_port(&port_rx, stdins));
+        Ok(finish(ranks))
     }
 
     fn env(
@@ -389,9 +389,14 @@ fn forward(
                 Ok(_) => {}
             }
             if let Some(tx) = &port {
-                if let Some(p) = announced_port(&line) {
+                // The marker may follow text the program printed without
+                // a newline; that text is forwarded on its own.
+                if let Some((before, p)) = announced_port(&line) {
                     let _ = tx.send(p);
                     port = None;
+                    if !before.is_empty() {
+                        sink(rank, stream, &before);
+                    }
                     continue;
                 }
             }
@@ -400,9 +405,12 @@ fn forward(
     })
 }
 
-fn announced_port(line: &[u8]) -> Option<u16> {
+/// The text before the port marker and the port, if `line` holds one.
+fn announced_port(line: &[u8]) -> Option<(Vec<u8>, u16)> {
     let text = std::str::from_utf8(line).ok()?;
-    text.strip_prefix(PORT_LINE)?.trim().parse().ok()
+    let at = text.find(PORT_LINE)?;
+    let port = text[at + PORT_LINE.len()..].trim().parse().ok()?;
+    Some((line[..at].to_vec(), port))
 }
 
 /// Hands rank 0's port to the other ranks' stdin, then closes it; closes
@@ -540,7 +548,14 @@ mod tests {
 
     #[test]
     fn the_port_line_is_recognised() {
-        assert_eq!(announced_port(b"@autocoll-port 4242\n"), Some(4242));
+        assert_eq!(
+            announced_port(b"@autocoll-port 4242\n"),
+            Some((vec![], 4242))
+        );
+        assert_eq!(
+            announced_port(b"test x ... @autocoll-port 7\n"),
+            Some((b"test x ... ".to_vec(), 7))
+        );
         assert_eq!(announced_port(b"hello\n"), None);
     }
 }
