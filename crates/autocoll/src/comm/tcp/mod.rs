@@ -4,9 +4,12 @@
 //! Sending never waits for the peer: [`Tcp::send`] first tries a
 //! non-blocking write from the caller's thread (the fast path of a
 //! ping-pong) and hands whatever did not fit to the peer's writer thread,
-//! which finishes it while the caller goes on. Each connection has a reader
-//! thread that decodes frames and pushes them, or the fault that ended the
-//! connection, into the one channel a [`Mailbox`] matches receives from.
+//! which finishes it while the caller goes on. Receiving is done by the
+//! caller's thread itself, as a plain socket program would: while the
+//! message it waits for has not arrived, it polls every open connection,
+//! decodes the frames that came (whoever sent them) and files them, or the
+//! fault that ended a connection, in the [`Mailbox`] that matches receives
+//! by source and tag. No thread hand-off sits on the latency path.
 //!
 //! Every byte from a socket is untrusted: see [`wire`] for the format and
 //! [`setup`] for how ranks find and authenticate each other.
@@ -20,10 +23,11 @@ use std::io::{BufReader, IoSlice, Read};
 use std::net::{Shutdown, TcpStream};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use crossbeam_channel::{unbounded, Receiver, Sender};
+use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::net::{SendAncillaryBuffer, SendFlags};
 
 pub use setup::Config;
@@ -41,6 +45,7 @@ const TRUSTED_ALLOC: usize = 64 << 20;
 pub struct Tcp {
     rank: usize,
     peers: Vec<Option<Peer>>,
+    readers: Vec<Option<Reader>>,
     to_self: Sender<Incoming>,
     mailbox: Mailbox,
     hosts: Vec<String>,
@@ -53,6 +58,8 @@ struct Peer {
     out: Arc<Mutex<Out>>,
     queue: Option<Sender<Pending>>,
     writer: Option<JoinHandle<()>>,
+    /// Tells [`Drop`] the writer has finished.
+    written: Receiver<()>,
 }
 
 /// What the caller and the writer thread share about a connection.
@@ -113,30 +120,121 @@ impl Tcp {
     /// connects to every one of them.
     pub fn connect(config: &Config) -> Result<Tcp> {
         let links = setup::establish(config)?;
-        Ok(Tcp::start(config, links))
+        Tcp::start(config, links)
     }
 
-    /// Starts the reader and writer threads over established connections.
-    fn start(config: &Config, links: setup::Links) -> Tcp {
+    /// [`Tcp::connect`] on a listener the caller bound with
+    /// [`setup::bind`] (to learn rank 0's port before the others start).
+    pub fn connect_on(config: &Config, listener: std::net::TcpListener) -> Result<Tcp> {
+        let links = setup::establish_on(config, listener)?;
+        Tcp::start(config, links)
+    }
+
+    /// Starts the writer threads over established connections.
+    fn start(config: &Config, links: setup::Links) -> Result<Tcp> {
         let (tx, rx) = unbounded();
-        let peers = links
-            .streams
-            .into_iter()
-            .enumerate()
-            .map(|(peer, stream)| {
-                let stream = stream?;
-                let name = format!("rank {peer} ({})", links.addrs[peer]);
-                Some(Peer::start(config, peer, name, stream, tx.clone()))
-            })
-            .collect();
-        Tcp {
+        let mut peers = Vec::with_capacity(links.streams.len());
+        let mut readers = Vec::with_capacity(links.streams.len());
+        for (peer, stream) in links.streams.into_iter().enumerate() {
+            let Some(stream) = stream else {
+                peers.push(None);
+                readers.push(None);
+                continue;
+            };
+            let input = stream
+                .try_clone()
+                .map_err(|e| Error::io("duplicating a socket", e))?;
+            readers.push(Some(Reader {
+                peer,
+                name: format!("rank {peer} ({})", links.addrs[peer]),
+                max_frame: config.max_frame,
+                input: BufReader::with_capacity(64 << 10, input),
+            }));
+            peers.push(Some(Peer::start(peer, stream)));
+        }
+        Ok(Tcp {
             rank: config.rank,
             peers,
+            readers,
             to_self: tx,
             mailbox: Mailbox::new(config.rank, rx, config.timeout),
             hosts: links.hosts,
             max_frame: config.max_frame,
+        })
+    }
+
+    /// Waits up to `left` for any connection to have input, and files every
+    /// frame that came in the mailbox (or the fault that ended a connection).
+    fn pump(&mut self, left: Duration) {
+        let open: Vec<usize> = (0..self.readers.len())
+            .filter(|&p| self.readers[p].is_some())
+            .collect();
+        if open.is_empty() {
+            std::thread::sleep(left);
+            return;
         }
+        let mut fds: Vec<PollFd<'_>> = open
+            .iter()
+            .map(|&p| {
+                let input = self.readers[p].as_ref().expect("open").input.get_ref();
+                PollFd::new(input, PollFlags::IN)
+            })
+            .collect();
+        let wait = Timespec::try_from(left).unwrap_or(Timespec {
+            tv_sec: i64::MAX,
+            tv_nsec: 0,
+        });
+        if rustix::event::poll(&mut fds, Some(&wait)).is_err() {
+            return; // Interrupted: the caller's loop polls again.
+        }
+        let ready: Vec<usize> = open
+            .iter()
+            .zip(&fds)
+            .filter(|(_, fd)| !fd.revents().is_empty())
+            .map(|(&p, _)| p)
+            .collect();
+        drop(fds);
+        for p in ready {
+            self.drain(p);
+        }
+    }
+
+    /// Reads the frames that are in, at least one, from peer `p`; closes
+    /// the connection on its end or on a protocol violation.
+    fn drain(&mut self, p: usize) {
+        let reader = self.readers[p]
+            .as_mut()
+            .expect("only open readers are drained");
+        let ended = loop {
+            match reader.frame() {
+                Ok(msg) => {
+                    let _ = self.to_self.send(Ok(msg));
+                    if reader.input.buffer().is_empty() {
+                        break None;
+                    }
+                }
+                Err(end) => break Some(end),
+            }
+        };
+        let Some(end) = ended else { return };
+        let reason = match end {
+            End::Closed(reason) => reason,
+            End::Protocol(reason) => {
+                // Cut the peer off: nothing it sends now can be trusted.
+                let _ = reader.input.get_ref().shutdown(Shutdown::Both);
+                let _ = self.to_self.send(Err(Error::Protocol {
+                    peer: reader.name.clone(),
+                    reason: reason.clone(),
+                }));
+                format!("it broke the protocol: {reason}")
+            }
+        };
+        let _ = self.to_self.send(Err(Error::PeerGone {
+            rank: self.rank,
+            peer: p,
+            reason,
+        }));
+        self.readers[p] = None;
     }
 
     fn peer(&self, dest: usize) -> Result<&Peer> {
@@ -154,38 +252,25 @@ fn lock(out: &Mutex<Out>) -> MutexGuard<'_, Out> {
 }
 
 impl Peer {
-    fn start(
-        config: &Config,
-        peer: usize,
-        name: String,
-        stream: TcpStream,
-        tx: Sender<Incoming>,
-    ) -> Peer {
+    fn start(peer: usize, stream: TcpStream) -> Peer {
         let stream = Arc::new(stream);
-        let reader = Reader {
-            me: config.rank,
-            peer,
-            name,
-            max_frame: config.max_frame,
-            tx,
-        };
-        let read_side = stream.clone();
-        std::thread::Builder::new()
-            .name(format!("tcp-read-{peer}"))
-            .spawn(move || reader.run(&read_side))
-            .expect("the operating system refused to start a reader thread");
         let out = Arc::new(Mutex::new(Out::default()));
         let (queue, rx) = unbounded();
+        let (done, written) = crossbeam_channel::bounded(1);
         let (w_stream, w_out) = (stream.clone(), out.clone());
         let writer = std::thread::Builder::new()
             .name(format!("tcp-write-{peer}"))
-            .spawn(move || write_queued(&w_stream, &w_out, rx))
+            .spawn(move || {
+                write_queued(&w_stream, &w_out, rx);
+                let _ = done.send(());
+            })
             .expect("the operating system refused to start a writer thread");
         Peer {
             stream,
             out,
             queue: Some(queue),
             writer: Some(writer),
+            written,
         }
     }
 
@@ -231,13 +316,12 @@ fn write_queued(stream: &TcpStream, out: &Mutex<Out>, rx: Receiver<Pending>) {
     }
 }
 
-/// The reader thread of one connection.
+/// The receiving side of one connection.
 struct Reader {
-    me: usize,
     peer: usize,
     name: String,
     max_frame: u64,
-    tx: Sender<Incoming>,
+    input: BufReader<TcpStream>,
 }
 
 /// Why a connection stopped delivering frames.
@@ -249,38 +333,11 @@ enum End {
 }
 
 impl Reader {
-    fn run(self, stream: &TcpStream) {
-        let mut input = BufReader::with_capacity(64 << 10, stream);
-        loop {
-            match self.frame(&mut input) {
-                Ok(msg) => {
-                    if self.tx.send(Ok(msg)).is_err() {
-                        return;
-                    }
-                }
-                Err(End::Closed(reason)) => return self.gone(reason),
-                Err(End::Protocol(reason)) => {
-                    // Cut the peer off: nothing it sends now can be trusted.
-                    let _ = stream.shutdown(Shutdown::Both);
-                    let _ = self.tx.send(Err(Error::Protocol {
-                        peer: self.name.clone(),
-                        reason: reason.clone(),
-                    }));
-                    return self.gone(format!("it broke the protocol: {reason}"));
-                }
-            }
-        }
-    }
-
-    fn gone(&self, reason: String) {
-        let _ = self.tx.send(Err(Error::PeerGone {
-            rank: self.me,
-            peer: self.peer,
-            reason,
-        }));
-    }
-
-    fn frame(&self, input: &mut impl Read) -> std::result::Result<Message, End> {
+    /// Reads one whole frame. A frame that has begun is read to its end
+    /// with blocking reads (its sender writes frames whole); a peer that
+    /// stalls inside one is cut off by the socket's read timeout.
+    fn frame(&mut self) -> std::result::Result<Message, End> {
+        let input = &mut self.input;
         let mut raw = [0u8; HEADER_LEN];
         read_header(input, &mut raw)?;
         let header = Header::decode(&raw).map_err(End::Protocol)?;
@@ -385,7 +442,17 @@ impl Transport for Tcp {
                 size: self.size(),
             });
         }
-        self.mailbox.recv(src, tag)
+        let deadline = Instant::now() + self.mailbox.timeout();
+        loop {
+            if let Some(data) = self.mailbox.try_recv(src, tag)? {
+                return Ok(data);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(self.mailbox.timed_out(src, &tag));
+            }
+            self.pump(left);
+        }
     }
 
     fn kind(&self) -> &'static str {
@@ -406,12 +473,17 @@ impl Transport for Tcp {
 }
 
 impl Drop for Tcp {
-    /// Finishes every queued frame (the writers give up after the timeout
-    /// on a peer that stopped reading), then closes the sending side so
-    /// peers see a clean end after the last frame.
+    /// Finishes every queued frame, then closes the sending side so peers
+    /// see a clean end after the last frame. A peer that stopped reading
+    /// gets the timeout to take the rest; then its connection is cut.
     fn drop(&mut self) {
+        let deadline = Instant::now() + self.mailbox.timeout();
         for peer in self.peers.iter_mut().flatten() {
             drop(peer.queue.take());
+            let left = deadline.saturating_duration_since(Instant::now());
+            if peer.written.recv_timeout(left).is_err() {
+                let _ = peer.stream.shutdown(Shutdown::Both);
+            }
             if let Some(writer) = peer.writer.take() {
                 let _ = writer.join();
             }

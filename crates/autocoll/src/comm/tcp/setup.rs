@@ -251,9 +251,11 @@ pub fn establish_on(config: &Config, listener: TcpListener) -> Result<Links> {
 
 fn tune(stream: &TcpStream, config: &Config) -> std::io::Result<()> {
     stream.set_nodelay(true)?;
-    stream.set_read_timeout(None)?;
-    // A peer that stops reading must not hold a writer (or a drop) forever.
-    stream.set_write_timeout(Some(config.timeout))
+    // Reads wait for data only inside a frame that has begun (poll says
+    // when one has): a peer that stalls there is cut off after the timeout.
+    stream.set_read_timeout(Some(config.timeout))?;
+    // Writers may wait as long as a peer takes to read; `Drop` bounds it.
+    stream.set_write_timeout(None)
 }
 
 /// Rank 0: waits for every rank to register, then tells each the table.

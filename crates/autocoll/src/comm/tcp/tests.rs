@@ -36,7 +36,7 @@ fn connect(config: &Config, listener: Option<TcpListener>) -> Communicator {
         Some(l) => setup::establish_on(config, l),
         None => setup::establish(config),
     };
-    Communicator::new(Box::new(Tcp::start(config, links.unwrap())))
+    Communicator::new(Box::new(Tcp::start(config, links.unwrap()).unwrap()))
 }
 
 /// Runs `body` on every rank of a job, each rank a thread with sockets.
