@@ -1,5 +1,6 @@
 //! Matching of incoming messages by source and tag, shared by the transports
-//! whose messages arrive on one channel (local threads, TCP reader threads).
+//! whose messages arrive on one channel (local threads; TCP, whose receiving
+//! thread files the frames it reads from its sockets).
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
