@@ -3,14 +3,21 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
+use anyhow::{anyhow, Context};
 use autocoll::check::{self, Case, Config, Dtype, Failure as CaseFailure};
+use autocoll::launch::{self as launcher, Stream};
 use autocoll::{local, Builtin, Collective, Implementation};
 use serde_json::json;
 
+use crate::launch::{self, Placement};
 use crate::{args, Failure};
+
+/// The line on which rank 0 of a `tcp` check hands its report to the
+/// launching process (which takes it out of the forwarded output).
+const REPORT_LINE: &[u8] = b"@autocoll-check ";
 
 /// Arguments of `autocoll check`.
 #[derive(clap::Args)]
@@ -18,6 +25,9 @@ pub struct Args {
     /// Where the ranks run.
     #[arg(long, value_enum, default_value_t = Transport::Local)]
     transport: Transport,
+    /// Where the ranks of a tcp check start.
+    #[command(flatten)]
+    placement: Placement,
     /// Ranks: `5`, a list `2,3,5` or a range `2..8`.
     #[arg(short = 'n', default_value = "5")]
     ranks: String,
@@ -56,6 +66,8 @@ pub struct Args {
 enum Transport {
     /// Every rank a thread of this process.
     Local,
+    /// Every rank a process, started through `autocoll launch`'s launcher.
+    Tcp,
 }
 
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
@@ -76,6 +88,10 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     }
     let impls = args::impls(&a.imp)?;
     let sizes = args::bytes(&a.bytes, 2)?;
+    let timeout = Duration::from_secs(a.timeout);
+    if matches!(a.transport, Transport::Tcp) && std::env::var_os("AUTOCOLL_RANK").is_some() {
+        return as_rank(&a, &ops, impls.as_deref(), &sizes, &config, timeout);
+    }
     let mut total = 0;
     let mut failures = Vec::new();
     for p in args::ranks(&a.ranks)? {
@@ -94,8 +110,10 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             )));
         }
         let start = Instant::now();
-        let found =
-            run_local(p, &cases, &config, Duration::from_secs(a.timeout)).map_err(Failure::Run)?;
+        let found = match a.transport {
+            Transport::Local => run_local(p, &cases, &config, timeout).map_err(Failure::Run)?,
+            Transport::Tcp => run_tcp(p, &a)?,
+        };
         report(p, &cases, &found, start.elapsed());
         total += cases.len();
         failures.extend(found);
@@ -183,6 +201,78 @@ fn run_local(
         all.extend(outcome.with_context(|| format!("rank {rank} could not report"))?);
     }
     Ok(all)
+}
+
+/// Launches `p` copies of this program, which run [`as_rank`], and returns
+/// the failures rank 0 reports.
+fn run_tcp(p: usize, a: &Args) -> Result<Vec<CaseFailure>, Failure> {
+    let program = std::env::current_exe()
+        .context("finding this program to launch it")
+        .map_err(Failure::Run)?;
+    let args = std::env::args_os().skip(1).collect();
+    let job = launch::job(
+        p,
+        &a.placement,
+        Some(a.timeout as f64),
+        program.into(),
+        args,
+    )?;
+    let report = Arc::new(Mutex::new(None));
+    let forward = launcher::prefixed();
+    let keep = report.clone();
+    let sink: launcher::Sink =
+        Arc::new(
+            move |rank, stream, line| match line.strip_prefix(REPORT_LINE) {
+                Some(json) if rank == 0 && stream == Stream::Stdout => {
+                    *keep.lock().unwrap_or_else(|e| e.into_inner()) = Some(json.to_vec())
+                }
+                _ => forward(rank, stream, line),
+            },
+        );
+    let outcome = job
+        .run(sink)
+        .map_err(|e| Failure::Run(anyhow::anyhow!("{e}")))?;
+    if let Some(rank) = outcome.failed {
+        return Err(Failure::Run(anyhow!(
+            "rank {rank} of the {p}-rank tcp job failed with status {}",
+            outcome.code
+        )));
+    }
+    let json = report
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .ok_or_else(|| Failure::Run(anyhow!("rank 0 of the {p}-rank tcp job sent no report")))?;
+    serde_json::from_slice(&json)
+        .context("reading rank 0's report")
+        .map_err(Failure::Run)
+}
+
+/// One rank of a `tcp` check: runs every case, and rank 0 prints the
+/// failures of all ranks on one line for the launching process.
+fn as_rank(
+    a: &Args,
+    ops: &[Collective],
+    impls: Option<&[Implementation]>,
+    sizes: &[usize],
+    config: &Config,
+    timeout: Duration,
+) -> Result<ExitCode, Failure> {
+    let mut comm = autocoll::init()
+        .context("joining the tcp job")
+        .map_err(Failure::Run)?;
+    comm.set_timeout(timeout);
+    let p = comm.size();
+    let cases = cases(ops, impls, sizes, &args::roots(&a.root, p)?, p, a.seed);
+    let mine = check::run(&mut comm, &cases, config);
+    let all = check::collect(&mut comm, mine)
+        .context("collecting the failures at rank 0")
+        .map_err(Failure::Run)?;
+    if comm.rank() == 0 {
+        let json = serde_json::to_string(&all).expect("JSON of plain data");
+        println!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn same_case(f: &CaseFailure, p: usize, c: &Case) -> bool {

@@ -6,6 +6,7 @@
 
 mod args;
 mod check;
+mod launch;
 mod list;
 
 use std::process::ExitCode;
@@ -25,6 +26,8 @@ struct Cli {
 enum Command {
     /// Validate implementations against a serial reference.
     Check(check::Args),
+    /// Start a program as the ranks of a tcp job, as mpirun does.
+    Launch(launch::Args),
     /// List every implementation family and its parameters.
     List(list::Args),
 }
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Check(a) => check::run(a),
+        Command::Launch(a) => launch::run(a),
         Command::List(a) => list::run(a),
     };
     match outcome {

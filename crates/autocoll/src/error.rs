@@ -122,6 +122,16 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A message longer than the largest frame the transport may carry.
+    #[error(
+        "a message of {bytes} bytes is above the largest frame of {max} bytes (AUTOCOLL_MAX_FRAME)"
+    )]
+    MessageTooLarge {
+        /// The message's length.
+        bytes: u64,
+        /// The configured maximum.
+        max: u64,
+    },
     /// The environment or configuration given to the library is unusable.
     #[error("configuration: {0}")]
     Config(String),

@@ -19,6 +19,7 @@ mod coll;
 pub mod comm;
 pub mod error;
 pub mod files;
+pub mod launch;
 pub mod observe;
 pub mod select;
 pub mod tree;
@@ -28,3 +29,19 @@ pub use comm::{local, Communicator, Transport};
 pub use error::{Error, Result};
 pub use select::{Algorithm, Collective, Implementation, Selector};
 pub use tree::{Shape, Tree};
+
+/// Builds this process's communicator from how it was started: the
+/// `AUTOCOLL_*` variables `autocoll launch` sets give a `tcp` job; without
+/// them the process is a job of one rank (like an MPI singleton).
+pub fn init() -> Result<Communicator> {
+    if let Some(config) = comm::tcp::Config::from_env()? {
+        let tcp = comm::tcp::Tcp::connect(&config)?;
+        return Ok(Communicator::new(Box::new(tcp)));
+    }
+    // Detection of other launchers (mpirun, for the `mpi` transport) goes
+    // here, before the fallback.
+    let one = local::transports(1)
+        .pop()
+        .expect("one transport for one rank");
+    Ok(Communicator::new(Box::new(one)))
+}

@@ -1,11 +1,12 @@
 //! Matching of incoming messages by source and tag, shared by the transports
-//! whose messages arrive on one channel (local threads, TCP reader threads).
+//! whose messages arrive on one channel (local threads; TCP, whose receiving
+//! thread files the frames it reads from its sockets).
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 
 use super::{Message, Tag};
 use crate::error::{Error, Result};
@@ -55,6 +56,11 @@ impl Mailbox {
         }
     }
 
+    /// How long `recv` waits.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// Changes how long `recv` waits.
     pub fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = timeout;
@@ -62,6 +68,22 @@ impl Mailbox {
 
     /// Waits for the next message from `src` with `tag`.
     pub fn recv(&mut self, src: usize, tag: Tag) -> Result<Bytes> {
+        let deadline = Instant::now() + self.timeout;
+        match self.next(src, tag, Some(deadline))? {
+            Some(data) => Ok(data),
+            None => Err(self.timed_out(src, &tag)),
+        }
+    }
+
+    /// The next message from `src` with `tag` if it has arrived; never
+    /// waits (for transports whose caller reads the sockets itself).
+    pub fn try_recv(&mut self, src: usize, tag: Tag) -> Result<Option<Bytes>> {
+        self.next(src, tag, None)
+    }
+
+    /// Takes matching messages from the stash, then from the channel until
+    /// `deadline` (or until it is empty, without one); `None` when none came.
+    fn next(&mut self, src: usize, tag: Tag, deadline: Option<Instant>) -> Result<Option<Bytes>> {
         let want = key(src, &tag);
         if let Some(queue) = self.stash.get_mut(&want) {
             if let Some(msg) = queue.pop_front() {
@@ -69,14 +91,19 @@ impl Mailbox {
                     self.stash.remove(&want);
                 }
                 self.check_agreement(&msg, &tag)?;
-                return Ok(msg.data);
+                return Ok(Some(msg.data));
             }
         }
         self.check_alive(src)?;
-        let deadline = Instant::now() + self.timeout;
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let msg = match self.rx.recv_timeout(left) {
+            let got = match deadline {
+                Some(d) => self.rx.recv_deadline(d),
+                None => self.rx.try_recv().map_err(|e| match e {
+                    TryRecvError::Empty => RecvTimeoutError::Timeout,
+                    TryRecvError::Disconnected => RecvTimeoutError::Disconnected,
+                }),
+            };
+            let msg = match got {
                 Ok(Ok(msg)) => msg,
                 Ok(Err(Error::PeerGone { peer, reason, .. })) => {
                     // Messages the peer sent before it ended came first on
@@ -86,9 +113,7 @@ impl Mailbox {
                     continue;
                 }
                 Ok(Err(fault)) => return Err(fault),
-                Err(RecvTimeoutError::Timeout) => {
-                    return Err(self.timed_out(src, &tag));
-                }
+                Err(RecvTimeoutError::Timeout) => return Ok(None),
                 Err(RecvTimeoutError::Disconnected) => {
                     return Err(Error::PeerGone {
                         rank: self.rank,
@@ -100,7 +125,7 @@ impl Mailbox {
             self.check_agreement(&msg, &tag)?;
             let got = key(msg.src, &msg.tag);
             if got == want {
-                return Ok(msg.data);
+                return Ok(Some(msg.data));
             }
             self.stash.entry(got).or_default().push_back(msg);
         }
@@ -117,7 +142,8 @@ impl Mailbox {
         }
     }
 
-    fn timed_out(&self, src: usize, tag: &Tag) -> Error {
+    /// The error of a wait on `src` for `tag` that lasted the whole timeout.
+    pub fn timed_out(&self, src: usize, tag: &Tag) -> Error {
         match tag.call() {
             Some(call) => Error::Timeout {
                 rank: self.rank,

@@ -10,6 +10,7 @@
 mod communicator;
 pub mod local;
 mod mailbox;
+pub mod tcp;
 
 use std::fmt;
 use std::time::Duration;

@@ -1,0 +1,93 @@
+//! `autocoll launch`: start a program as the ranks of a `tcp` job.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use autocoll::launch::{self, Job};
+
+use crate::Failure;
+
+/// Where and how the ranks of a job start; shared with `check`.
+#[derive(clap::Args, Clone)]
+pub struct Placement {
+    /// Hosts in Open MPI's form, one per line: `host slots=N [addr=IP]`.
+    #[arg(long)]
+    pub hostfile: Option<PathBuf>,
+    /// Command that runs a program on a host, `{host}` standing for it,
+    /// e.g. `ip netns exec {host}` or `ssh {host}`. Needs --hostfile.
+    #[arg(long)]
+    pub agent: Option<String>,
+}
+
+/// Arguments of `autocoll launch`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Ranks.
+    #[arg(short = 'n')]
+    ranks: usize,
+    #[command(flatten)]
+    placement: Placement,
+    /// Seconds a rank waits for its peers (set-up and every receive).
+    #[arg(long)]
+    timeout: Option<f64>,
+    /// The program and its arguments, after `--`.
+    #[arg(last = true, required = true)]
+    command: Vec<OsString>,
+}
+
+/// Builds the job of `ranks` copies of `program` placed as asked.
+pub fn job(
+    ranks: usize,
+    placement: &Placement,
+    timeout: Option<f64>,
+    program: OsString,
+    args: Vec<OsString>,
+) -> Result<Job, Failure> {
+    let hosts = match &placement.hostfile {
+        Some(path) => Some(launch::read_hostfile(path).map_err(|e| Failure::Usage(e.to_string()))?),
+        None => None,
+    };
+    if placement.agent.is_some() && hosts.is_none() {
+        return Err(Failure::Usage("--agent needs --hostfile".into()));
+    }
+    let timeout = match timeout {
+        Some(secs) => Some(
+            Duration::try_from_secs_f64(secs)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| {
+                    Failure::Usage(format!("--timeout {secs} is not a positive time"))
+                })?,
+        ),
+        None => None,
+    };
+    Ok(Job {
+        ranks,
+        hosts,
+        agent: placement.agent.clone(),
+        program,
+        args,
+        timeout,
+    })
+}
+
+pub fn run(a: Args) -> Result<ExitCode, Failure> {
+    if a.ranks == 0 {
+        return Err(Failure::Usage("-n: a job needs at least 1 rank".into()));
+    }
+    let mut command = a.command.into_iter();
+    let program = command.next().expect("clap requires a program");
+    let job = job(a.ranks, &a.placement, a.timeout, program, command.collect())?;
+    let outcome = job
+        .run(launch::prefixed())
+        .map_err(|e| Failure::Run(anyhow::anyhow!("{e}")))?;
+    if let Some(rank) = outcome.failed {
+        eprintln!(
+            "autocoll launch: rank {rank} failed with status {}",
+            outcome.code
+        );
+    }
+    Ok(ExitCode::from(outcome.code.clamp(0, 255) as u8))
+}

@@ -1,0 +1,223 @@
+//! The tcp transport across processes: `autocoll check --transport tcp`,
+//! `autocoll launch`, and ranks that die, hang or disagree.
+//!
+//! The fault scenarios run this test binary itself as the ranks: launched
+//! with `AUTOCOLL_FAULT` set, [`rank_body`] plays one rank of a scenario
+//! (without it, it does nothing).
+
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use autocoll::{Builtin, Op};
+
+const AUTOCOLL: &str = env!("CARGO_BIN_EXE_autocoll");
+
+fn autocoll(args: &[&str]) -> Output {
+    Command::new(AUTOCOLL).args(args).output().unwrap()
+}
+
+fn text(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+#[test]
+fn issue3_check_over_tcp_processes_passes_a_sample_of_the_matrix() {
+    let out = autocoll(&[
+        "check",
+        "--transport",
+        "tcp",
+        "-n",
+        "3",
+        "--op",
+        "all",
+        "--impl",
+        "all",
+        "--bytes",
+        "0,65539",
+        "--root",
+        "0,last",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(
+        stdout.contains("ok   n=3 bytes=65539 root=2 bcast:chain"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
+#[test]
+fn issue3_launch_forwards_output_and_returns_the_first_failing_status() {
+    let start = Instant::now();
+    let out = autocoll(&[
+        "launch",
+        "-n",
+        "3",
+        "--",
+        "sh",
+        "-c",
+        "echo hello $AUTOCOLL_RANK of $AUTOCOLL_SIZE; [ $AUTOCOLL_RANK = 2 ] && sleep 2 && exit 7; sleep 30",
+    ]);
+    let took = start.elapsed();
+    let stdout = text(&out.stdout);
+    for r in 0..3 {
+        assert!(
+            stdout.contains(&format!("[rank {r}] hello {r} of 3")),
+            "{stdout}"
+        );
+    }
+    assert_eq!(out.status.code(), Some(7));
+    assert!(text(&out.stderr).contains("rank 2 failed with status 7"));
+    // The sleeping ranks were killed, not waited for.
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+}
+
+#[test]
+fn issue3_launch_refuses_bad_hostfiles_with_the_line() {
+    let path = std::env::temp_dir().join(format!("autocoll-hf-{}", std::process::id()));
+    std::fs::write(&path, "127.0.0.1 slots=2\nnode2 slots=two\n").unwrap();
+    let out = autocoll(&[
+        "launch",
+        "-n",
+        "2",
+        "--hostfile",
+        path.to_str().unwrap(),
+        "--",
+        "true",
+    ]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains(":2: slots=`two`"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn issue3_launch_runs_ranks_through_a_hostfile_and_an_agent() {
+    let path = std::env::temp_dir().join(format!("autocoll-hf2-{}", std::process::id()));
+    std::fs::write(
+        &path,
+        "127.0.0.1 slots=2\nlocalhost slots=1 addr=127.0.0.1\n",
+    )
+    .unwrap();
+    let out = autocoll(&[
+        "check",
+        "--transport",
+        "tcp",
+        "-n",
+        "3",
+        "--op",
+        "bcast,allreduce",
+        "--bytes",
+        "1000",
+        "--hostfile",
+        path.to_str().unwrap(),
+        "--agent",
+        "env HOST_IS={host}",
+    ]);
+    let _ = std::fs::remove_file(&path);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
+/// Launches `n` copies of this binary playing `scenario`; returns stdout.
+fn scenario(n: usize, scenario: &str, timeout: &str) -> String {
+    let me = std::env::current_exe().unwrap();
+    let out = Command::new(AUTOCOLL)
+        .args(["launch", "-n", &n.to_string(), "--timeout", timeout, "--"])
+        .arg(me)
+        .args(["--exact", "rank_body", "--nocapture", "--test-threads", "1"])
+        .env("AUTOCOLL_FAULT", scenario)
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    stdout
+}
+
+/// One rank of a fault scenario; prints `VERDICT ...` lines the tests read.
+#[test]
+fn rank_body() {
+    let Ok(fault) = std::env::var("AUTOCOLL_FAULT") else {
+        return;
+    };
+    let mut comm = autocoll::init().unwrap();
+    let me = comm.rank();
+    comm.barrier().unwrap();
+    let start = Instant::now();
+    let mut buf = [me as f64; 4];
+    let outcome = match (fault.as_str(), me) {
+        ("die", 1) => std::process::exit(0),
+        ("hang", 1) => {
+            // Alive and silent until the others give up and leave.
+            comm.set_timeout(Duration::from_secs(120));
+            let _ = comm.recv_bytes(0, 77);
+            return;
+        }
+        ("mismatch", 0) => comm.bcast(&mut buf, 0),
+        ("mismatch", _) => {
+            let send = buf;
+            comm.reduce(&send, &mut buf, &Op::Builtin(Builtin::Sum), 1)
+        }
+        _ => {
+            let send = buf;
+            comm.allreduce(&send, &mut buf, &Op::Builtin(Builtin::Sum))
+        }
+    };
+    let ms = start.elapsed().as_millis();
+    match outcome {
+        Ok(()) => println!("VERDICT rank {me} ok after {ms} ms"),
+        Err(e) => println!("VERDICT rank {me} error after {ms} ms: {e}"),
+    }
+}
+
+fn verdict(stdout: &str, rank: usize) -> (u128, String) {
+    let tag = format!("VERDICT rank {rank} ");
+    let line = stdout
+        .lines()
+        .find_map(|l| l.split_once(&tag).map(|(_, rest)| rest.to_string()))
+        .unwrap_or_else(|| panic!("no verdict of rank {rank} in\n{stdout}"));
+    let ms = line
+        .split_whitespace()
+        .nth(2)
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    (ms, line)
+}
+
+/// Ranks 0 and 2 must report an error, well before 20 s.
+fn assert_others_failed(stdout: &str) {
+    for rank in [0, 2] {
+        let (ms, line) = verdict(stdout, rank);
+        assert!(line.starts_with("error"), "{line}");
+        assert!(ms < 20_000, "{line}");
+    }
+}
+
+#[test]
+fn issue3_a_rank_process_that_dies_fails_the_others_long_before_the_timeout() {
+    // With a 60 s timeout, an error within 20 s came from the closed socket.
+    assert_others_failed(&scenario(3, "die", "60"));
+}
+
+#[test]
+fn issue3_a_rank_process_that_hangs_makes_the_others_time_out() {
+    assert_others_failed(&scenario(3, "hang", "1"));
+}
+
+#[test]
+fn issue3_mismatched_calls_across_processes_name_both() {
+    let stdout = scenario(2, "mismatch", "30");
+    let (_, line) = verdict(&stdout, 1);
+    assert!(
+        line.contains("rank 1 is in call #1 reduce root=1 bytes=32"),
+        "{line}"
+    );
+    assert!(
+        line.contains("rank 0 sent for call #1 bcast root=0 bytes=32"),
+        "{line}"
+    );
+}

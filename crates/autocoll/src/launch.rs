@@ -1,0 +1,561 @@
+//! Starting the ranks of a `tcp` job as processes, as `mpirun` does.
+//!
+//! The launcher places ranks on hosts (all on 127.0.0.1 without a
+//! hostfile; otherwise filling each hostfile line's slots in order), makes
+//! a random job token and starts every rank at once. Rank 0 listens on a
+//! free port of its host and prints it on a line the launcher takes out of
+//! its output; the launcher writes it to the other ranks' stdin, where
+//! their `autocoll::init()` waits for it. No port is guessed, so there is
+//! no race for one, and it works the same through any agent. Each rank
+//! learns its part from `AUTOCOLL_*` environment variables (through
+//! `env VAR=VALUE ...` on the command line when an agent such as `ssh`
+//! runs it). Every line a rank prints is forwarded with a `[rank N] `
+//! prefix. When a rank fails, the others are killed and the job's status
+//! is that rank's.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{IpAddr, ToSocketAddrs};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{unbounded, Receiver, Sender};
+
+use crate::comm::tcp::setup::PORT_LINE;
+use crate::comm::tcp::wire::Token;
+use crate::error::{Error, Result};
+
+/// One line of a hostfile: `host slots=N [addr=IP]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostLine {
+    /// The host's name, as the agent template's `{host}` receives it.
+    pub host: String,
+    /// How many ranks it takes.
+    pub slots: usize,
+    /// The address its ranks listen on; resolved from `host` when absent.
+    pub addr: Option<IpAddr>,
+}
+
+/// Parses a hostfile in Open MPI's form: one host per line, `slots=N`
+/// (default 1), `#` comments. `max_slots=` is accepted and ignored;
+/// `addr=IP` (an autocoll extension) gives the address to listen on when
+/// the host name is not one, e.g. a network namespace's name.
+pub fn parse_hostfile(text: &str, source: &str) -> Result<Vec<HostLine>> {
+    let mut hosts = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let at = |why: String| Error::Config(format!("{source}:{}: {why}", i + 1));
+        let mut words = line.split_whitespace();
+        let host = words
+            .next()
+            .expect("a non-empty line has a word")
+            .to_string();
+        let mut entry = HostLine {
+            host,
+            slots: 1,
+            addr: None,
+        };
+        for word in words {
+            let (key, value) = word
+                .split_once('=')
+                .ok_or_else(|| at(format!("`{word}` is not key=value")))?;
+            match key {
+                "slots" => {
+                    entry.slots =
+                        value.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                            at(format!("slots=`{value}` is not a positive number"))
+                        })?
+                }
+                "max_slots" => {}
+                "addr" => {
+                    entry.addr = Some(
+                        value
+                            .parse()
+                            .map_err(|_| at(format!("addr=`{value}` is not an IP address")))?,
+                    )
+                }
+                _ => return Err(at(format!("unknown key `{key}` (slots, max_slots, addr)"))),
+            }
+        }
+        hosts.push(entry);
+    }
+    if hosts.is_empty() {
+        return Err(Error::Config(format!("{source}: names no host")));
+    }
+    Ok(hosts)
+}
+
+/// Reads and parses a hostfile.
+pub fn read_hostfile(path: &Path) -> Result<Vec<HostLine>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::io(format!("reading hostfile {}", path.display()), e))?;
+    parse_hostfile(&text, &path.display().to_string())
+}
+
+/// Where one rank runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Place {
+    /// The host's name.
+    pub host: String,
+    /// The address the rank listens on.
+    pub addr: IpAddr,
+}
+
+/// Places `n` ranks: in hostfile order, each host's slots filled before the
+/// next; all on 127.0.0.1 without a hostfile.
+pub fn place(n: usize, hosts: Option<&[HostLine]>) -> Result<Vec<Place>> {
+    let Some(hosts) = hosts else {
+        let here = Place {
+            host: "127.0.0.1".into(),
+            addr: IpAddr::from([127, 0, 0, 1]),
+        };
+        return Ok(vec![here; n]);
+    };
+    let slots: usize = hosts.iter().map(|h| h.slots).sum();
+    if n > slots {
+        return Err(Error::Config(format!(
+            "the hostfile has {slots} slots, the job asks for {n} ranks"
+        )));
+    }
+    let mut out = Vec::with_capacity(n);
+    for line in hosts {
+        let addr = match line.addr {
+            Some(addr) => addr,
+            None => resolve_host(&line.host)?,
+        };
+        for _ in 0..line.slots {
+            out.push(Place {
+                host: line.host.clone(),
+                addr,
+            });
+        }
+    }
+    out.truncate(n);
+    Ok(out)
+}
+
+fn resolve_host(host: &str) -> Result<IpAddr> {
+    if let Ok(ip) = host.parse() {
+        return Ok(ip);
+    }
+    let found = (host, 0)
+        .to_socket_addrs()
+        .map_err(|e| {
+            Error::io(
+                format!("resolving host `{host}` (give addr=IP in the hostfile)"),
+                e,
+            )
+        })?
+        .map(|a| a.ip())
+        .collect::<Vec<_>>();
+    found
+        .iter()
+        .find(|ip| ip.is_ipv4())
+        .or(found.first())
+        .copied()
+        .ok_or_else(|| Error::Config(format!("host `{host}` has no address")))
+}
+
+/// The words of an agent template with `{host}` replaced, e.g.
+/// `ip netns exec {host}` → `["ip", "netns", "exec", "h1"]`.
+pub fn agent_words(template: &str, host: &str) -> Result<Vec<String>> {
+    let words: Vec<String> = template
+        .split_whitespace()
+        .map(|w| w.replace("{host}", host))
+        .collect();
+    if words.is_empty() {
+        return Err(Error::Config("the agent template is empty".into()));
+    }
+    Ok(words)
+}
+
+/// Which output stream a line came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// Receives every line a rank prints (with its newline, if it had one).
+pub type Sink = Arc<dyn Fn(usize, Stream, &[u8]) + Send + Sync>;
+
+/// The default sink: each line to the same stream here, after `[rank N] `.
+pub fn prefixed() -> Sink {
+    Arc::new(|rank, stream, line| {
+        let mut text = format!("[rank {rank}] ").into_bytes();
+        text.extend_from_slice(line);
+        if !text.ends_with(b"\n") {
+            text.push(b'\n');
+        }
+        // One write per line, so lines of different ranks never interleave.
+        let _ = match stream {
+            Stream::Stdout => std::io::stdout().lock().write_all(&text),
+            Stream::Stderr => std::io::stderr().lock().write_all(&text),
+        };
+    })
+}
+
+/// A job to launch.
+#[derive(Clone, Debug)]
+pub struct Job {
+    /// Ranks.
+    pub ranks: usize,
+    /// Hostfile lines; `None` runs every rank on 127.0.0.1.
+    pub hosts: Option<Vec<HostLine>>,
+    /// Agent template that runs a command on `{host}`, e.g. `ssh {host}`.
+    pub agent: Option<String>,
+    /// The program every rank runs.
+    pub program: OsString,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Set-up and receive timeout given to the ranks (`AUTOCOLL_TIMEOUT`).
+    pub timeout: Option<Duration>,
+}
+
+/// How a job ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// 0, or the first failing rank's exit code (128 + signal if killed).
+    pub code: i32,
+    /// The first rank that failed.
+    pub failed: Option<usize>,
+}
+
+/// A started rank.
+struct Rank {
+    child: Child,
+    output: Vec<JoinHandle<()>>,
+    status: Option<ExitStatus>,
+    killed: bool,
+}
+
+impl Job {
+    /// Starts every rank, forwards their output to `sink`, and waits for
+    /// all of them (killing the rest once one fails).
+    pub fn run(&self, sink: Sink) -> Result<Outcome> {
+        if self.ranks == 0 {
+            return Err(Error::Config("a job needs at least 1 rank".into()));
+        }
+        if self.agent.is_some() && self.hosts.is_none() {
+            return Err(Error::Config("an agent needs a hostfile".into()));
+        }
+        let places = place(self.ranks, self.hosts.as_deref())?;
+        let token = Token::random().map_err(|e| Error::io("making a job token", e))?;
+        let (port_tx, port_rx) = unbounded();
+        let root = format!("{}:0", bracket(places[0].addr));
+        // Every rank starts at once; the others learn rank 0's port on
+        // their stdin as soon as rank 0 prints it.
+        let mut ranks = Vec::with_capacity(self.ranks);
+        let mut stdins = Vec::new();
+        for r in 0..self.ranks {
+            let port = (r == 0).then(|| port_tx.clone());
+            match self.spawn(r, &places, &root, token, &sink, port) {
+                Ok((rank, stdin)) => {
+                    ranks.push(rank);
+                    stdins.extend(stdin);
+                }
+                Err(e) => {
+                    kill_all(&mut ranks);
+                    return Err(e);
+                }
+            }
+        }
+        drop(port_tx);
+        // Not joined: a killed rank 0's children may keep its output, and
+        // so the relay's wait, open after the job is over.
+        std::thread::spawn(move || relay_port(&port_rx, stdins));
+        Ok(finish(ranks))
+    }
+
+    fn env(
+        &self,
+        rank: usize,
+        places: &[Place],
+        root: &str,
+        token: Token,
+    ) -> Vec<(String, String)> {
+        let mut env = vec![
+            ("AUTOCOLL_RANK".to_string(), rank.to_string()),
+            ("AUTOCOLL_SIZE".into(), self.ranks.to_string()),
+            ("AUTOCOLL_ROOT_ADDR".into(), root.to_string()),
+            ("AUTOCOLL_TOKEN".into(), token.to_string()),
+            ("AUTOCOLL_BIND".into(), places[rank].addr.to_string()),
+            ("AUTOCOLL_HOST".into(), places[rank].host.clone()),
+        ];
+        if rank == 0 {
+            env.push(("AUTOCOLL_ANNOUNCE".into(), "1".into()));
+        } else {
+            env.push(("AUTOCOLL_PORT_ON_STDIN".into(), "1".into()));
+        }
+        if let Some(t) = self.timeout {
+            env.push(("AUTOCOLL_TIMEOUT".into(), t.as_secs_f64().to_string()));
+        }
+        env
+    }
+
+    fn command(&self, rank: usize, places: &[Place], root: &str, token: Token) -> Result<Command> {
+        let env = self.env(rank, places, root, token);
+        let Some(template) = &self.agent else {
+            let mut cmd = Command::new(&self.program);
+            cmd.args(&self.args).envs(env);
+            return Ok(cmd);
+        };
+        // An agent (ssh) may not pass our environment on: put it on the
+        // command line through `env`.
+        let words = agent_words(template, &places[rank].host)?;
+        let mut cmd = Command::new(&words[0]);
+        cmd.args(&words[1..]).arg("env");
+        cmd.args(env.iter().map(|(k, v)| format!("{k}={v}")));
+        cmd.arg(&self.program).args(&self.args);
+        Ok(cmd)
+    }
+
+    fn spawn(
+        &self,
+        rank: usize,
+        places: &[Place],
+        root: &str,
+        token: Token,
+        sink: &Sink,
+        port: Option<Sender<u16>>,
+    ) -> Result<(Rank, Option<ChildStdin>)> {
+        let mut cmd = self.command(rank, places, root, token)?;
+        let stdin = if rank == 0 {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        };
+        cmd.stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|e| {
+            Error::io(
+                format!(
+                    "starting rank {rank} ({})",
+                    Path::new(&self.program).display()
+                ),
+                e,
+            )
+        })?;
+        let out = child.stdout.take().expect("stdout is piped");
+        let err = child.stderr.take().expect("stderr is piped");
+        let output = vec![
+            forward(rank, Stream::Stdout, out, sink.clone(), port),
+            forward(rank, Stream::Stderr, err, sink.clone(), None),
+        ];
+        let stdin = child.stdin.take();
+        let rank = Rank {
+            child,
+            output,
+            status: None,
+            killed: false,
+        };
+        Ok((rank, stdin))
+    }
+}
+
+/// An IPv6 address needs brackets before `:port`.
+fn bracket(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => format!("[{v6}]"),
+    }
+}
+
+/// Forwards one stream line by line; on rank 0's stdout it takes out the
+/// line that announces the port.
+fn forward(
+    rank: usize,
+    stream: Stream,
+    from: impl Read + Send + 'static,
+    sink: Sink,
+    mut port: Option<Sender<u16>>,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut from = BufReader::new(from);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match from.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            if let Some(tx) = &port {
+                // The marker may follow text the program printed without
+                // a newline; that text is forwarded on its own.
+                if let Some((before, p)) = announced_port(&line) {
+                    let _ = tx.send(p);
+                    port = None;
+                    if !before.is_empty() {
+                        sink(rank, stream, &before);
+                    }
+                    continue;
+                }
+            }
+            sink(rank, stream, &line);
+        }
+    })
+}
+
+/// The text before the port marker and the port, if `line` holds one.
+fn announced_port(line: &[u8]) -> Option<(Vec<u8>, u16)> {
+    let text = std::str::from_utf8(line).ok()?;
+    let at = text.find(PORT_LINE)?;
+    let port = text[at + PORT_LINE.len()..].trim().parse().ok()?;
+    Some((line[..at].to_vec(), port))
+}
+
+/// Hands rank 0's port to the other ranks' stdin, then closes it; closes
+/// it at once when rank 0 ends without announcing one.
+fn relay_port(port: &Receiver<u16>, stdins: Vec<ChildStdin>) {
+    if let Ok(p) = port.recv() {
+        for mut stdin in stdins {
+            // A rank that already ended cannot take it, and needs not.
+            let _ = writeln!(stdin, "{p}");
+        }
+    }
+}
+
+impl Rank {
+    /// True once the process has ended.
+    fn poll(&mut self) -> bool {
+        if self.status.is_none() {
+            self.status = self.child.try_wait().ok().flatten();
+        }
+        self.status.is_some()
+    }
+}
+
+fn kill_all(ranks: &mut [Rank]) {
+    for rank in ranks.iter_mut() {
+        if !rank.poll() {
+            rank.killed = rank.child.kill().is_ok();
+        }
+    }
+}
+
+fn code(status: ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1)
+}
+
+/// Waits for every rank; the first to fail decides the outcome, and the
+/// others are killed (they would only wait for it until their timeout).
+fn finish(mut ranks: Vec<Rank>) -> Outcome {
+    let mut outcome = Outcome {
+        code: 0,
+        failed: None,
+    };
+    loop {
+        let mut running = 0;
+        for (r, rank) in ranks.iter_mut().enumerate() {
+            let was_running = rank.status.is_none();
+            if !rank.poll() {
+                running += 1;
+                continue;
+            }
+            let status = rank.status.expect("polled");
+            if was_running && !status.success() && outcome.failed.is_none() {
+                outcome = Outcome {
+                    code: code(status),
+                    failed: Some(r),
+                };
+            }
+        }
+        if running == 0 {
+            break;
+        }
+        if outcome.failed.is_some() {
+            kill_all(&mut ranks);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // A killed rank's children may hold its output open; do not wait for them.
+    for rank in ranks.into_iter().filter(|r| !r.killed) {
+        for t in rank.output {
+            let _ = t.join();
+        }
+    }
+    outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostfiles_parse_with_slots_and_addresses() {
+        let text =
+            "# cluster\nh1 slots=2 addr=10.0.0.1\n\nh2 slots=3 max_slots=4 # two\n127.0.0.1\n";
+        let hosts = parse_hostfile(text, "hf").unwrap();
+        assert_eq!(hosts.len(), 3);
+        assert_eq!(hosts[0].slots, 2);
+        assert_eq!(hosts[0].addr, Some(IpAddr::from([10, 0, 0, 1])));
+        assert_eq!((hosts[1].host.as_str(), hosts[1].slots), ("h2", 3));
+        assert_eq!(hosts[2].slots, 1);
+    }
+
+    #[test]
+    fn bad_hostfiles_name_the_line() {
+        let err = |t: &str| parse_hostfile(t, "hf").unwrap_err().to_string();
+        assert!(err("h1\nh2 slots=x\n").contains("hf:2: slots=`x`"));
+        assert!(err("h1 slots=0").contains("hf:1:"));
+        assert!(err("\nh1 colour=red").contains("hf:2: unknown key `colour`"));
+        assert!(err("h1 addr=nowhere").contains("not an IP address"));
+        assert!(err("h1 slots").contains("not key=value"));
+        assert!(err("# nothing\n").contains("names no host"));
+    }
+
+    #[test]
+    fn ranks_fill_hosts_in_order() {
+        let hosts = parse_hostfile("a slots=2 addr=10.0.0.1\nb addr=10.0.0.2\n", "hf").unwrap();
+        let places = place(3, Some(&hosts)).unwrap();
+        let names: Vec<&str> = places.iter().map(|p| p.host.as_str()).collect();
+        assert_eq!(names, ["a", "a", "b"]);
+        assert!(place(4, Some(&hosts))
+            .unwrap_err()
+            .to_string()
+            .contains("3 slots"));
+        assert_eq!(
+            place(2, None).unwrap()[1].addr,
+            IpAddr::from([127, 0, 0, 1])
+        );
+    }
+
+    #[test]
+    fn agent_templates_substitute_the_host() {
+        assert_eq!(
+            agent_words("ip netns exec {host}", "h1").unwrap(),
+            ["ip", "netns", "exec", "h1"]
+        );
+        assert_eq!(
+            agent_words("ssh -p 22 {host}", "n").unwrap(),
+            ["ssh", "-p", "22", "n"]
+        );
+        assert!(agent_words("  ", "n").is_err());
+    }
+
+    #[test]
+    fn the_port_line_is_recognised() {
+        assert_eq!(
+            announced_port(b"@autocoll-port 4242\n"),
+            Some((vec![], 4242))
+        );
+        assert_eq!(
+            announced_port(b"test x ... @autocoll-port 7\n"),
+            Some((b"test x ... ".to_vec(), 7))
+        );
+        assert_eq!(announced_port(b"hello\n"), None);
+    }
+}
