@@ -18,9 +18,10 @@ pub struct Args {
     /// Where the ranks run.
     #[arg(long, value_enum, default_value_t = Transport::Local)]
     transport: Transport,
-    /// Ranks: `5`, a list `2,3,5` or a range `2..8`.
-    #[arg(short = 'n', default_value = "5")]
-    ranks: String,
+    /// Ranks: `5`, a list `2,3,5` or a range `2..8` (default 5). Under
+    /// `--transport mpi` mpirun decides; a given `-n` must agree with it.
+    #[arg(short = 'n')]
+    ranks: Option<String>,
     /// Collectives: `all` or a comma list.
     #[arg(long, default_value = "all")]
     op: String,
@@ -56,6 +57,10 @@ pub struct Args {
 enum Transport {
     /// Every rank a thread of this process.
     Local,
+    /// Every process `mpirun` started is a rank (build with `--features
+    /// mpi`); results are also compared with the MPI library's own
+    /// collectives.
+    Mpi,
 }
 
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
@@ -74,16 +79,39 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     if ops.iter().any(|op| op.reduces()) {
         probe_op(&config)?;
     }
-    let impls = args::impls(&a.imp)?;
-    let sizes = args::bytes(&a.bytes, 2)?;
-    let mut total = 0;
-    let mut failures = Vec::new();
-    for p in args::ranks(&a.ranks)? {
+    let plan = Plan {
+        ops,
+        impls: args::impls(&a.imp)?,
+        sizes: args::bytes(&a.bytes, 2)?,
+        config,
+    };
+    let outcome = match a.transport {
+        Transport::Local => run_local_all(&a, &plan)?,
+        Transport::Mpi => run_mpi(&a, &plan)?,
+    };
+    match outcome {
+        Some((total, failures)) => finish(&a, total, &failures),
+        // Under MPI, rank 0 reports for every rank.
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// What runs, on any number of ranks.
+struct Plan {
+    ops: Vec<Collective>,
+    impls: Option<Vec<Implementation>>,
+    sizes: Vec<usize>,
+    config: Config,
+}
+
+impl Plan {
+    fn cases(&self, a: &Args, p: usize) -> Result<Vec<Case>, Failure> {
+        let roots = args::roots(&a.root, p)?;
         let cases = cases(
-            &ops,
-            impls.as_deref(),
-            &sizes,
-            &args::roots(&a.root, p)?,
+            &self.ops,
+            self.impls.as_deref(),
+            &self.sizes,
+            &roots,
             p,
             a.seed,
         );
@@ -93,14 +121,81 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
                 a.op, a.imp
             )));
         }
+        Ok(cases)
+    }
+}
+
+/// Cases run and failures seen, once all ranks are in.
+type Outcome = Option<(usize, Vec<CaseFailure>)>;
+
+fn run_local_all(a: &Args, plan: &Plan) -> Result<Outcome, Failure> {
+    let mut total = 0;
+    let mut failures = Vec::new();
+    for p in args::ranks(a.ranks.as_deref().unwrap_or("5"))? {
+        let cases = plan.cases(a, p)?;
         let start = Instant::now();
-        let found =
-            run_local(p, &cases, &config, Duration::from_secs(a.timeout)).map_err(Failure::Run)?;
+        let timeout = Duration::from_secs(a.timeout);
+        let found = run_local(p, &cases, &plan.config, timeout).map_err(Failure::Run)?;
         report(p, &cases, &found, start.elapsed());
         total += cases.len();
         failures.extend(found);
     }
-    let failed = count_failed_cases(&failures);
+    Ok(Some((total, failures)))
+}
+
+#[cfg(not(feature = "mpi"))]
+fn run_mpi(_: &Args, _: &Plan) -> Result<Outcome, Failure> {
+    Err(Failure::Usage(
+        "--transport mpi: this autocoll was built without MPI; rebuild with `cargo build --release --features mpi`".into(),
+    ))
+}
+
+/// Every process is a rank; each checks its own results, also against the
+/// MPI library's, and rank 0 reports for all.
+#[cfg(feature = "mpi")]
+fn run_mpi(a: &Args, plan: &Plan) -> Result<Outcome, Failure> {
+    let (mut comm, library) =
+        autocoll::comm::mpi::world_with_library().context("starting the mpi transport")?;
+    let p = comm.size();
+    if let Some(text) = &a.ranks {
+        if args::ranks(text)? != [p] {
+            return Err(Failure::Usage(format!(
+                "-n {text}: mpirun started {p} ranks; under --transport mpi leave -n out or give {p}"
+            )));
+        }
+    }
+    let cases = plan.cases(a, p)?;
+    comm.set_timeout(Duration::from_secs(a.timeout));
+    if comm.rank() == 0 {
+        println!(
+            "transport mpi: {p} ranks on {}; every result is also compared with the MPI library's own collective",
+            distinct(&comm.hosts()).join(", ")
+        );
+    }
+    let start = Instant::now();
+    let mine = check::run_compared(&mut comm, &cases, &plan.config, Some(&library));
+    let all = check::collect(&mut comm, mine).context("collecting the ranks' reports")?;
+    if comm.rank() != 0 {
+        return Ok(None);
+    }
+    report(p, &cases, &all, start.elapsed());
+    Ok(Some((cases.len(), all)))
+}
+
+#[cfg(feature = "mpi")]
+fn distinct(hosts: &[String]) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for h in hosts {
+        if !seen.contains(h) {
+            seen.push(h.clone());
+        }
+    }
+    seen
+}
+
+/// Prints the summary line, writes `--json`, and picks the exit code.
+fn finish(a: &Args, total: usize, failures: &[CaseFailure]) -> Result<ExitCode, Failure> {
+    let failed = count_failed_cases(failures);
     println!("check: {} passed, {} failed", total - failed, failed);
     if let Some(path) = &a.json {
         let doc = json!({"schema": "autocoll.check/1", "cases": total, "failed": failed, "failures": failures});

@@ -62,6 +62,21 @@ impl Mailbox {
 
     /// Waits for the next message from `src` with `tag`.
     pub fn recv(&mut self, src: usize, tag: Tag) -> Result<Bytes> {
+        match self.wait(src, tag, self.timeout)? {
+            Some(data) => Ok(data),
+            None => Err(self.timed_out(src, &tag)),
+        }
+    }
+
+    /// The next message from `src` with `tag` if it has already arrived:
+    /// for transports that must drive their own progress between looks
+    /// (MPI). Mismatched calls and lost peers are reported as by `recv`.
+    pub fn try_recv(&mut self, src: usize, tag: Tag) -> Result<Option<Bytes>> {
+        self.wait(src, tag, Duration::ZERO)
+    }
+
+    /// The message from `src` with `tag`, waiting up to `patience`.
+    fn wait(&mut self, src: usize, tag: Tag, patience: Duration) -> Result<Option<Bytes>> {
         let want = key(src, &tag);
         if let Some(queue) = self.stash.get_mut(&want) {
             if let Some(msg) = queue.pop_front() {
@@ -69,11 +84,11 @@ impl Mailbox {
                     self.stash.remove(&want);
                 }
                 self.check_agreement(&msg, &tag)?;
-                return Ok(msg.data);
+                return Ok(Some(msg.data));
             }
         }
         self.check_alive(src)?;
-        let deadline = Instant::now() + self.timeout;
+        let deadline = Instant::now() + patience;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let msg = match self.rx.recv_timeout(left) {
@@ -86,9 +101,7 @@ impl Mailbox {
                     continue;
                 }
                 Ok(Err(fault)) => return Err(fault),
-                Err(RecvTimeoutError::Timeout) => {
-                    return Err(self.timed_out(src, &tag));
-                }
+                Err(RecvTimeoutError::Timeout) => return Ok(None),
                 Err(RecvTimeoutError::Disconnected) => {
                     return Err(Error::PeerGone {
                         rank: self.rank,
@@ -100,7 +113,7 @@ impl Mailbox {
             self.check_agreement(&msg, &tag)?;
             let got = key(msg.src, &msg.tag);
             if got == want {
-                return Ok(msg.data);
+                return Ok(Some(msg.data));
             }
             self.stash.entry(got).or_default().push_back(msg);
         }
@@ -117,7 +130,8 @@ impl Mailbox {
         }
     }
 
-    fn timed_out(&self, src: usize, tag: &Tag) -> Error {
+    /// The error of a wait on `src` for `tag` that outlasted the timeout.
+    pub(super) fn timed_out(&self, src: usize, tag: &Tag) -> Error {
         match tag.call() {
             Some(call) => Error::Timeout {
                 rank: self.rank,
