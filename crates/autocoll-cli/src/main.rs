@@ -6,6 +6,7 @@
 
 mod args;
 mod check;
+mod cluster;
 mod list;
 
 use std::process::ExitCode;
@@ -27,6 +28,8 @@ enum Command {
     Check(check::Args),
     /// List every implementation family and its parameters.
     List(list::Args),
+    /// Bring an emulated cluster (namespaces, bridges, tbf) up or down.
+    Cluster(cluster::Args),
 }
 
 /// A failure the user caused (exit 2) or a run that failed (exit 1).
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Check(a) => check::run(a),
         Command::List(a) => list::run(a),
+        Command::Cluster(a) => cluster::run(a),
     };
     match outcome {
         Ok(code) => code,
