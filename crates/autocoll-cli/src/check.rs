@@ -28,9 +28,10 @@ pub struct Args {
     /// Where the ranks of a tcp check start.
     #[command(flatten)]
     placement: Placement,
-    /// Ranks: `5`, a list `2,3,5` or a range `2..8`.
-    #[arg(short = 'n', default_value = "5")]
-    ranks: String,
+    /// Ranks: `5`, a list `2,3,5` or a range `2..8` (default 5). Under
+    /// `--transport mpi` mpirun decides; a given `-n` must agree with it.
+    #[arg(short = 'n')]
+    ranks: Option<String>,
     /// Collectives: `all` or a comma list.
     #[arg(long, default_value = "all")]
     op: String,
@@ -68,6 +69,10 @@ enum Transport {
     Local,
     /// Every rank a process, started through `autocoll launch`'s launcher.
     Tcp,
+    /// Every process `mpirun` started is a rank (build with `--features
+    /// mpi`); results are also compared with the MPI library's own
+    /// collectives.
+    Mpi,
 }
 
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
@@ -86,20 +91,42 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     if ops.iter().any(|op| op.reduces()) {
         probe_op(&config)?;
     }
-    let impls = args::impls(&a.imp)?;
-    let sizes = args::bytes(&a.bytes, 2)?;
-    let timeout = Duration::from_secs(a.timeout);
+    let plan = Plan {
+        ops,
+        impls: args::impls(&a.imp)?,
+        sizes: args::bytes(&a.bytes, 2)?,
+        config,
+    };
     if matches!(a.transport, Transport::Tcp) && std::env::var_os("AUTOCOLL_RANK").is_some() {
-        return as_rank(&a, &ops, impls.as_deref(), &sizes, &config, timeout);
+        return as_rank(&a, &plan);
     }
-    let mut total = 0;
-    let mut failures = Vec::new();
-    for p in args::ranks(&a.ranks)? {
+    let outcome = match a.transport {
+        Transport::Local | Transport::Tcp => run_each_size(&a, &plan)?,
+        Transport::Mpi => run_mpi(&a, &plan)?,
+    };
+    match outcome {
+        Some((total, failures)) => finish(&a, total, &failures),
+        // Under MPI, rank 0 reports for every rank.
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// What runs, on any number of ranks.
+struct Plan {
+    ops: Vec<Collective>,
+    impls: Option<Vec<Implementation>>,
+    sizes: Vec<usize>,
+    config: Config,
+}
+
+impl Plan {
+    fn cases(&self, a: &Args, p: usize) -> Result<Vec<Case>, Failure> {
+        let roots = args::roots(&a.root, p)?;
         let cases = cases(
-            &ops,
-            impls.as_deref(),
-            &sizes,
-            &args::roots(&a.root, p)?,
+            &self.ops,
+            self.impls.as_deref(),
+            &self.sizes,
+            &roots,
             p,
             a.seed,
         );
@@ -109,16 +136,85 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
                 a.op, a.imp
             )));
         }
+        Ok(cases)
+    }
+}
+
+/// Cases run and failures seen, once all ranks are in.
+type Outcome = Option<(usize, Vec<CaseFailure>)>;
+
+/// Runs the cases once per `-n` size, on threads or launched processes.
+fn run_each_size(a: &Args, plan: &Plan) -> Result<Outcome, Failure> {
+    let mut total = 0;
+    let mut failures = Vec::new();
+    for p in args::ranks(a.ranks.as_deref().unwrap_or("5"))? {
+        let cases = plan.cases(a, p)?;
         let start = Instant::now();
+        let timeout = Duration::from_secs(a.timeout);
         let found = match a.transport {
-            Transport::Local => run_local(p, &cases, &config, timeout).map_err(Failure::Run)?,
-            Transport::Tcp => run_tcp(p, &a)?,
+            Transport::Tcp => run_tcp(p, a)?,
+            _ => run_local(p, &cases, &plan.config, timeout).map_err(Failure::Run)?,
         };
         report(p, &cases, &found, start.elapsed());
         total += cases.len();
         failures.extend(found);
     }
-    let failed = count_failed_cases(&failures);
+    Ok(Some((total, failures)))
+}
+
+#[cfg(not(feature = "mpi"))]
+fn run_mpi(_: &Args, _: &Plan) -> Result<Outcome, Failure> {
+    Err(Failure::Usage(
+        "--transport mpi: this autocoll was built without MPI; rebuild with `cargo build --release --features mpi`".into(),
+    ))
+}
+
+/// Every process is a rank; each checks its own results, also against the
+/// MPI library's, and rank 0 reports for all.
+#[cfg(feature = "mpi")]
+fn run_mpi(a: &Args, plan: &Plan) -> Result<Outcome, Failure> {
+    let (mut comm, library) =
+        autocoll::comm::mpi::world_with_library().context("starting the mpi transport")?;
+    let p = comm.size();
+    if let Some(text) = &a.ranks {
+        if args::ranks(text)? != [p] {
+            return Err(Failure::Usage(format!(
+                "-n {text}: mpirun started {p} ranks; under --transport mpi leave -n out or give {p}"
+            )));
+        }
+    }
+    let cases = plan.cases(a, p)?;
+    comm.set_timeout(Duration::from_secs(a.timeout));
+    if comm.rank() == 0 {
+        println!(
+            "transport mpi: {p} ranks on {}; every result is also compared with the MPI library's own collective",
+            distinct(&comm.hosts()).join(", ")
+        );
+    }
+    let start = Instant::now();
+    let mine = check::run_compared(&mut comm, &cases, &plan.config, Some(&library));
+    let all = check::collect(&mut comm, mine).context("collecting the ranks' reports")?;
+    if comm.rank() != 0 {
+        return Ok(None);
+    }
+    report(p, &cases, &all, start.elapsed());
+    Ok(Some((cases.len(), all)))
+}
+
+#[cfg(feature = "mpi")]
+fn distinct(hosts: &[String]) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for h in hosts {
+        if !seen.contains(h) {
+            seen.push(h.clone());
+        }
+    }
+    seen
+}
+
+/// Prints the summary line, writes `--json`, and picks the exit code.
+fn finish(a: &Args, total: usize, failures: &[CaseFailure]) -> Result<ExitCode, Failure> {
+    let failed = count_failed_cases(failures);
     println!("check: {} passed, {} failed", total - failed, failed);
     if let Some(path) = &a.json {
         let doc = json!({"schema": "autocoll.check/1", "cases": total, "failed": failed, "failures": failures});
@@ -229,9 +325,7 @@ fn run_tcp(p: usize, a: &Args) -> Result<Vec<CaseFailure>, Failure> {
                 _ => forward(rank, stream, line),
             },
         );
-    let outcome = job
-        .run(sink)
-        .map_err(|e| Failure::Run(anyhow::anyhow!("{e}")))?;
+    let outcome = job.run(sink).map_err(|e| Failure::Run(anyhow!("{e}")))?;
     if let Some(rank) = outcome.failed {
         return Err(Failure::Run(anyhow!(
             "rank {rank} of the {p}-rank tcp job failed with status {}",
@@ -250,21 +344,13 @@ fn run_tcp(p: usize, a: &Args) -> Result<Vec<CaseFailure>, Failure> {
 
 /// One rank of a `tcp` check: runs every case, and rank 0 prints the
 /// failures of all ranks on one line for the launching process.
-fn as_rank(
-    a: &Args,
-    ops: &[Collective],
-    impls: Option<&[Implementation]>,
-    sizes: &[usize],
-    config: &Config,
-    timeout: Duration,
-) -> Result<ExitCode, Failure> {
+fn as_rank(a: &Args, plan: &Plan) -> Result<ExitCode, Failure> {
     let mut comm = autocoll::init()
         .context("joining the tcp job")
         .map_err(Failure::Run)?;
-    comm.set_timeout(timeout);
-    let p = comm.size();
-    let cases = cases(ops, impls, sizes, &args::roots(&a.root, p)?, p, a.seed);
-    let mine = check::run(&mut comm, &cases, config);
+    comm.set_timeout(Duration::from_secs(a.timeout));
+    let cases = plan.cases(a, comm.size())?;
+    let mine = check::run(&mut comm, &cases, &plan.config);
     let all = check::collect(&mut comm, mine)
         .context("collecting the failures at rank 0")
         .map_err(Failure::Run)?;

@@ -6,6 +6,7 @@
 
 mod args;
 mod check;
+mod cluster;
 mod launch;
 mod list;
 
@@ -30,6 +31,8 @@ enum Command {
     Launch(launch::Args),
     /// List every implementation family and its parameters.
     List(list::Args),
+    /// Bring an emulated cluster (namespaces, bridges, tbf) up or down.
+    Cluster(cluster::Args),
 }
 
 /// A failure the user caused (exit 2) or a run that failed (exit 1).
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Launch(a) => launch::run(a),
         Command::List(a) => list::run(a),
+        Command::Cluster(a) => cluster::run(a),
     };
     match outcome {
         Ok(code) => code,

@@ -146,6 +146,42 @@ pub struct Failure {
     pub reason: String,
 }
 
+/// A second implementation of the collectives, byte for byte, that `check`
+/// compares autocoll's results with: an MPI library's own
+/// (`autocoll::comm::mpi::Library`). Every rank makes the same calls in the
+/// same order; reductions say their element type.
+pub trait Native {
+    /// The library's name for `op`, e.g. `MPI_Bcast`.
+    fn name(&self, op: Collective) -> String;
+    /// Broadcasts `buf` from `root`.
+    fn bcast(&self, buf: &mut [u8], root: usize) -> crate::Result<()>;
+    /// Scatters `send` (read at `root`) into every rank's `recv`.
+    fn scatter(&self, send: &[u8], recv: &mut [u8], root: usize) -> crate::Result<()>;
+    /// Gathers every rank's `send` into `recv` at `root`.
+    fn gather(&self, send: &[u8], recv: &mut [u8], root: usize) -> crate::Result<()>;
+    /// Gathers every rank's `send` into every rank's `recv`.
+    fn allgather(&self, send: &[u8], recv: &mut [u8]) -> crate::Result<()>;
+    /// Reduces elements of `dtype` with `op` into `recv` at `root`.
+    fn reduce(
+        &self,
+        dtype: Dtype,
+        op: Builtin,
+        send: &[u8],
+        recv: &mut [u8],
+        root: usize,
+    ) -> crate::Result<()>;
+    /// Reduces elements of `dtype` with `op` into every rank's `recv`.
+    fn allreduce(
+        &self,
+        dtype: Dtype,
+        op: Builtin,
+        send: &[u8],
+        recv: &mut [u8],
+    ) -> crate::Result<()>;
+    /// Returns once every rank has called it.
+    fn barrier(&self) -> crate::Result<()>;
+}
+
 /// A user tree for `p` ranks that no built-in shape produces: every
 /// position's parent drawn at random from the positions before it.
 pub fn user_tree(p: usize, seed: u64) -> Shape {
@@ -196,11 +232,25 @@ pub fn all_implementations(
 
 /// Runs every case on this rank, in order, and returns what went wrong here.
 pub fn run(comm: &mut Communicator, cases: &[Case], config: &Config) -> Vec<Failure> {
+    run_compared(comm, cases, config, None)
+}
+
+/// [`run`], and with `native` also runs every data-moving and reducing case
+/// through that library on the same inputs and requires its result to be
+/// bit-equal to autocoll's. (Floats compare exactly too: the inputs are
+/// small whole numbers.) The library's call comes first, so that every
+/// rank makes it even when autocoll's call fails on some rank.
+pub fn run_compared(
+    comm: &mut Communicator,
+    cases: &[Case],
+    config: &Config,
+    native: Option<&dyn Native>,
+) -> Vec<Failure> {
     cases
         .iter()
         .enumerate()
         .filter_map(|(i, case)| {
-            let outcome = run_case(comm, case, config, i as u64);
+            let outcome = run_case(comm, case, config, i as u64, native);
             outcome.err().map(|reason| Failure {
                 imp: case.imp.to_string(),
                 ranks: comm.size(),
@@ -213,12 +263,14 @@ pub fn run(comm: &mut Communicator, cases: &[Case], config: &Config) -> Vec<Fail
         .collect()
 }
 
-/// Runs one case and compares this rank's result with the reference.
+/// Runs one case and compares this rank's result with the reference (and,
+/// given `native`, with that library's).
 pub fn run_case(
     comm: &mut Communicator,
     case: &Case,
     config: &Config,
     index: u64,
+    native: Option<&dyn Native>,
 ) -> Result<(), String> {
     let inputs = Inputs {
         seed: mix(config.seed ^ mix(index)),
@@ -230,11 +282,11 @@ pub fn run_case(
         return check_barrier(comm, case, index);
     }
     if !op.reduces() {
-        return check_moves(comm, case, &inputs);
+        return check_moves(comm, case, &inputs, native);
     }
     macro_rules! typed {
         ($($d:ident => $t:ty),*) => {
-            match config.dtype { $(Dtype::$d => check_reduce::<$t>(comm, case, &inputs, config.reduce),)* }
+            match config.dtype { $(Dtype::$d => check_reduce::<$t>(comm, case, &inputs, config, native),)* }
         };
     }
     typed!(I8 => i8, I16 => i16, I32 => i32, I64 => i64, U8 => u8, U16 => u16, U32 => u32, U64 => u64, F32 => f32, F64 => f64)
@@ -333,7 +385,36 @@ fn compare<T: PartialEq + std::fmt::Debug>(
     }
 }
 
-fn check_moves(comm: &mut Communicator, case: &Case, inputs: &Inputs) -> Result<(), String> {
+/// The native library's result for the same call, run before autocoll's.
+fn native_result(
+    native: Option<&dyn Native>,
+    op: Collective,
+    mut buf: Vec<u8>,
+    call: impl FnOnce(&dyn Native, &mut [u8]) -> crate::Result<()>,
+) -> Result<Option<(String, Vec<u8>)>, String> {
+    let Some(lib) = native else {
+        return Ok(None);
+    };
+    let name = lib.name(op);
+    call(lib, &mut buf).map_err(|e| format!("{name}: {e}"))?;
+    Ok(Some((name, buf)))
+}
+
+/// Requires autocoll's result (`got`, already checked against the
+/// reference) to be bit-equal to the native library's.
+fn against_native(native: Option<(String, Vec<u8>)>, got: &[u8]) -> Result<(), String> {
+    match native {
+        None => Ok(()),
+        Some((name, theirs)) => compare(&format!("autocoll vs {name} result"), got, &theirs),
+    }
+}
+
+fn check_moves(
+    comm: &mut Communicator,
+    case: &Case,
+    inputs: &Inputs,
+    native: Option<&dyn Native>,
+) -> Result<(), String> {
     let (p, me, root, n) = (inputs.p, inputs.me, case.root, case.bytes);
     let imp = &case.imp;
     let fail = |e: crate::Error| e.to_string();
@@ -344,8 +425,10 @@ fn check_moves(comm: &mut Communicator, case: &Case, inputs: &Inputs) -> Result<
             } else {
                 vec![0u8; n]
             };
+            let theirs = native_result(native, imp.op, buf.clone(), |lib, b| lib.bcast(b, root))?;
             comm.bcast_with(imp, &mut buf, root).map_err(fail)?;
-            compare("bcast result", &buf, &inputs.values::<u8>(root, 0..n))
+            compare("bcast result", &buf, &inputs.values::<u8>(root, 0..n))?;
+            against_native(theirs, &buf)
         }
         Collective::Scatter => {
             let send = if me == root {
@@ -354,13 +437,17 @@ fn check_moves(comm: &mut Communicator, case: &Case, inputs: &Inputs) -> Result<
                 Vec::new()
             };
             let mut recv = vec![0u8; n];
+            let theirs = native_result(native, imp.op, recv.clone(), |lib, r| {
+                lib.scatter(&send, r, root)
+            })?;
             comm.scatter_with(imp, &send, &mut recv, root)
                 .map_err(fail)?;
             compare(
                 "scatter block",
                 &recv,
                 &inputs.values::<u8>(root, me * n..(me + 1) * n),
-            )
+            )?;
+            against_native(theirs, &recv)
         }
         Collective::Gather => {
             let send = inputs.values::<u8>(me, 0..n);
@@ -369,20 +456,28 @@ fn check_moves(comm: &mut Communicator, case: &Case, inputs: &Inputs) -> Result<
             } else {
                 Vec::new()
             };
+            let theirs = native_result(native, imp.op, recv.clone(), |lib, r| {
+                lib.gather(&send, r, root)
+            })?;
             comm.gather_with(imp, &send, &mut recv, root)
                 .map_err(fail)?;
             if me != root {
                 return Ok(());
             }
             let want: Vec<u8> = (0..p).flat_map(|r| inputs.values::<u8>(r, 0..n)).collect();
-            compare("gather result", &recv, &want)
+            compare("gather result", &recv, &want)?;
+            against_native(theirs, &recv)
         }
         Collective::Allgather => {
             let send = inputs.values::<u8>(me, 0..n);
             let mut recv = vec![0u8; p * n];
+            let theirs = native_result(native, imp.op, recv.clone(), |lib, r| {
+                lib.allgather(&send, r)
+            })?;
             comm.allgather_with(imp, &send, &mut recv).map_err(fail)?;
             let want: Vec<u8> = (0..p).flat_map(|r| inputs.values::<u8>(r, 0..n)).collect();
-            compare("allgather result", &recv, &want)
+            compare("allgather result", &recv, &want)?;
+            against_native(theirs, &recv)
         }
         other => Err(format!("{other} is not a data-moving collective")),
     }
@@ -392,11 +487,12 @@ fn check_reduce<T: Sample>(
     comm: &mut Communicator,
     case: &Case,
     inputs: &Inputs,
-    builtin: Builtin,
+    config: &Config,
+    native: Option<&dyn Native>,
 ) -> Result<(), String> {
     let (p, me, root) = (inputs.p, inputs.me, case.root);
     let n = case.bytes / size_of::<T>();
-    let op = Op::<T>::Builtin(builtin);
+    let op = Op::<T>::Builtin(config.reduce);
     let send = inputs.values::<T>(me, 0..n);
     let rooted = case.imp.op == Collective::Reduce;
     let mut recv = if rooted && me != root {
@@ -404,6 +500,7 @@ fn check_reduce<T: Sample>(
     } else {
         vec![T::zeroed(); n]
     };
+    let theirs = native_reduce(native, case, config, &send, recv.len())?;
     let outcome = if rooted {
         comm.reduce_with(&case.imp, &send, &mut recv, &op, root)
     } else {
@@ -417,7 +514,35 @@ fn check_reduce<T: Sample>(
     for r in 1..p {
         op.apply(&mut want, &inputs.values::<T>(r, 0..n));
     }
-    compare(&format!("{} result", case.imp.op), &recv, &want)
+    compare(&format!("{} result", case.imp.op), &recv, &want)?;
+    let theirs = theirs.map(|(name, r)| (name, bytemuck::cast_slice::<T, u8>(&r).to_vec()));
+    against_native(theirs, bytemuck::cast_slice(&recv))
+}
+
+/// The native library's reduction of `send` (typed buffers, so that the
+/// library sees aligned elements).
+fn native_reduce<T: Sample>(
+    native: Option<&dyn Native>,
+    case: &Case,
+    config: &Config,
+    send: &[T],
+    recv_len: usize,
+) -> Result<Option<(String, Vec<T>)>, String> {
+    let Some(lib) = native else {
+        return Ok(None);
+    };
+    let name = lib.name(case.imp.op);
+    let mut recv = vec![T::zeroed(); recv_len];
+    let (s, r) = (
+        bytemuck::cast_slice(send),
+        bytemuck::cast_slice_mut(&mut recv),
+    );
+    let outcome = match case.imp.op {
+        Collective::Reduce => lib.reduce(config.dtype, config.reduce, s, r, case.root),
+        _ => lib.allreduce(config.dtype, config.reduce, s, r),
+    };
+    outcome.map_err(|e| format!("{name}: {e}"))?;
+    Ok(Some((name, recv)))
 }
 
 /// A barrier is right when no rank leaves before the last one entered. One

@@ -143,6 +143,15 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// An MPI call returned an error code (under an error handler that
+    /// returns instead of aborting).
+    #[error("{call} failed with MPI error code {code}")]
+    Mpi {
+        /// The MPI function.
+        call: &'static str,
+        /// What it returned.
+        code: i32,
+    },
 }
 
 impl Error {

@@ -38,8 +38,10 @@ pub fn init() -> Result<Communicator> {
         let tcp = comm::tcp::Tcp::connect(&config)?;
         return Ok(Communicator::new(Box::new(tcp)));
     }
-    // Detection of other launchers (mpirun, for the `mpi` transport) goes
-    // here, before the fallback.
+    #[cfg(feature = "mpi")]
+    if comm::mpi::under_mpirun() {
+        return comm::mpi::world();
+    }
     let one = local::transports(1)
         .pop()
         .expect("one transport for one rank");

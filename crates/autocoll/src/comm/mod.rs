@@ -10,6 +10,8 @@
 mod communicator;
 pub mod local;
 mod mailbox;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod tcp;
 
 use std::fmt;

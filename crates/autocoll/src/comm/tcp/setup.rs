@@ -117,6 +117,7 @@ impl Config {
     fn hello(&self, addr: SocketAddr) -> Hello {
         Hello {
             token: self.token,
+            clock: crate::clock::clock_id(),
             rank: self.rank as u32,
             size: self.size as u32,
             addr: addr.to_string(),
@@ -190,6 +191,8 @@ pub struct Links {
     pub addrs: Vec<String>,
     /// Every rank's host name.
     pub hosts: Vec<String>,
+    /// Every rank's clock identity.
+    pub clocks: Vec<[u8; 16]>,
 }
 
 /// Binds this rank's listener: rank 0 on `root`, the others on `bind`.
@@ -223,6 +226,7 @@ pub fn establish_on(config: &Config, listener: TcpListener) -> Result<Links> {
             streams: vec![None],
             addrs: vec![config.root.clone()],
             hosts: vec![config.host.clone()],
+            clocks: vec![crate::clock::clock_id()],
         });
     }
     let deadline = Instant::now() + config.timeout;
@@ -275,7 +279,7 @@ fn root_side(config: &Config, acceptor: &Acceptor, deadline: Instant) -> Result<
     let table = Table {
         ranks: joined
             .iter()
-            .map(|h| (h.addr.clone(), h.host.clone()))
+            .map(|h| (h.addr.clone(), h.host.clone(), h.clock))
             .collect(),
     };
     let bytes = table.encode().map_err(Error::Config)?;
@@ -289,12 +293,18 @@ fn root_side(config: &Config, acceptor: &Acceptor, deadline: Instant) -> Result<
 }
 
 fn links(streams: Vec<Option<TcpStream>>, table: Table) -> Links {
-    let (addrs, hosts) = table.ranks.into_iter().unzip();
-    Links {
+    let mut links = Links {
         streams,
-        addrs,
-        hosts,
+        addrs: Vec::new(),
+        hosts: Vec::new(),
+        clocks: Vec::new(),
+    };
+    for (addr, host, clock) in table.ranks {
+        links.addrs.push(addr);
+        links.hosts.push(host);
+        links.clocks.push(clock);
     }
+    links
 }
 
 /// Any other rank: registers with rank 0, connects to the lower ranks and
@@ -316,7 +326,7 @@ fn other_side(
     })?;
     let mut streams: Vec<Option<TcpStream>> = (0..config.size).map(|_| None).collect();
     streams[0] = Some(to_root);
-    for (lower, (addr, _)) in table.ranks.iter().enumerate().take(config.rank).skip(1) {
+    for (lower, (addr, _, _)) in table.ranks.iter().enumerate().take(config.rank).skip(1) {
         let addr = resolve(addr)?;
         let mut stream = connect(addr, deadline, config)?;
         greet(&mut stream, me, lower, config)?;

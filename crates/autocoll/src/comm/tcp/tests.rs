@@ -88,6 +88,7 @@ fn issue3_threads_over_tcp_pass_a_sample_of_the_check_matrix() {
 fn bad_hello(token: Token) -> Vec<u8> {
     Hello {
         token,
+        clock: crate::clock::clock_id(),
         rank: 1,
         size: 3,
         addr: "127.0.0.1:1".into(),
@@ -152,6 +153,7 @@ fn rank0_and_raw_peer(max_frame: u64) -> (std::thread::JoinHandle<Communicator>,
     let mut raw = TcpStream::connect(root).unwrap();
     let hello = Hello {
         token: configs[1].token,
+        clock: crate::clock::clock_id(),
         rank: 1,
         size: 2,
         addr: "127.0.0.1:9".into(),

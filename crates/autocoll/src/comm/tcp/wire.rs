@@ -1,8 +1,8 @@
 //! The bytes on a TCP connection, encoded and decoded without I/O.
 //!
 //! A connection opens with a [`Hello`] each way (magic, protocol version,
-//! job token, rank, job size, the sender's listening address and host
-//! name). Rank 0 answers every registration with the [`Table`] of all
+//! job token, clock identity, rank, job size, the sender's listening
+//! address and host name). Rank 0 answers every registration with the [`Table`] of all
 //! ranks' addresses. After that the connection carries frames: a fixed
 //! 40-byte [`Header`] and `len` payload bytes. Everything is little-endian.
 //!
@@ -20,13 +20,13 @@ pub const HELLO_MAGIC: [u8; 4] = *b"ACOL";
 /// The first bytes of every frame header.
 pub const FRAME_MAGIC: [u8; 2] = *b"AC";
 /// The protocol version; peers of another version are refused.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// Bytes of a frame header.
 pub const HEADER_LEN: usize = 40;
 /// The longest address or host name a hello or table may carry.
 pub const MAX_TEXT: usize = 255;
 /// Bytes of the fixed part of a hello (before its two strings).
-pub const HELLO_FIXED: usize = 4 + 1 + 16 + 4 + 4 + 2 + 2;
+pub const HELLO_FIXED: usize = 4 + 1 + 16 + 16 + 4 + 4 + 2 + 2;
 
 const KIND_COLL: u8 = 0;
 const KIND_USER: u8 = 1;
@@ -76,6 +76,8 @@ impl fmt::Debug for Token {
 pub struct Hello {
     /// The job's token.
     pub token: Token,
+    /// The sender's clock identity ([`crate::clock::clock_id`]).
+    pub clock: [u8; 16],
     /// The sender's rank.
     pub rank: u32,
     /// The job's size as the sender knows it.
@@ -95,6 +97,7 @@ impl Hello {
         out.extend_from_slice(&HELLO_MAGIC);
         out.push(VERSION);
         out.extend_from_slice(&self.token.0);
+        out.extend_from_slice(&self.clock);
         out.extend_from_slice(&self.rank.to_le_bytes());
         out.extend_from_slice(&self.size.to_le_bytes());
         out.extend_from_slice(&(self.addr.len() as u16).to_le_bytes());
@@ -111,6 +114,8 @@ impl Hello {
 pub struct HelloFixed {
     /// The job's token.
     pub token: Token,
+    /// The sender's clock identity.
+    pub clock: [u8; 16],
     /// The sender's rank.
     pub rank: u32,
     /// The job's size as the sender knows it.
@@ -137,12 +142,15 @@ pub fn decode_hello_fixed(b: &[u8; HELLO_FIXED]) -> Result<HelloFixed, String> {
     }
     let mut token = [0u8; 16];
     token.copy_from_slice(&b[5..21]);
+    let mut clock = [0u8; 16];
+    clock.copy_from_slice(&b[21..37]);
     let fixed = HelloFixed {
         token: Token(token),
-        rank: u32_at(b, 21),
-        size: u32_at(b, 25),
-        addr_len: u16::from_le_bytes([b[29], b[30]]) as usize,
-        host_len: u16::from_le_bytes([b[31], b[32]]) as usize,
+        clock,
+        rank: u32_at(b, 37),
+        size: u32_at(b, 41),
+        addr_len: u16::from_le_bytes([b[45], b[46]]) as usize,
+        host_len: u16::from_le_bytes([b[47], b[48]]) as usize,
     };
     if fixed.addr_len > MAX_TEXT || fixed.host_len > MAX_TEXT {
         return Err(format!("hello strings longer than {MAX_TEXT} bytes"));
@@ -158,6 +166,7 @@ pub fn decode_hello_rest(fixed: HelloFixed, rest: &[u8]) -> Result<Hello, String
     let (addr, host) = rest.split_at(fixed.addr_len);
     Ok(Hello {
         token: fixed.token,
+        clock: fixed.clock,
         rank: fixed.rank,
         size: fixed.size,
         addr: text(addr, "address")?,
@@ -165,24 +174,27 @@ pub fn decode_hello_rest(fixed: HelloFixed, rest: &[u8]) -> Result<Hello, String
     })
 }
 
-/// Every rank's listening address and host name, sent by rank 0.
+/// Every rank's listening address, host name and clock identity, sent by
+/// rank 0.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Table {
-    /// `(address, host)` by rank.
-    pub ranks: Vec<(String, String)>,
+    /// `(address, host, clock)` by rank.
+    pub ranks: Vec<(String, String, [u8; 16])>,
 }
 
 impl Table {
-    /// The table's bytes: a count, then per rank two length-prefixed strings.
+    /// The table's bytes: a count, then per rank two length-prefixed
+    /// strings and the 16 bytes of the clock identity.
     pub fn encode(&self) -> Result<Vec<u8>, String> {
         let mut out = Vec::new();
         out.extend_from_slice(&(self.ranks.len() as u32).to_le_bytes());
-        for (addr, host) in &self.ranks {
+        for (addr, host, clock) in &self.ranks {
             for s in [addr, host] {
                 check_text("table entry", s)?;
                 out.extend_from_slice(&(s.len() as u16).to_le_bytes());
                 out.extend_from_slice(s.as_bytes());
             }
+            out.extend_from_slice(clock);
         }
         Ok(out)
     }
@@ -329,7 +341,9 @@ pub fn read_table(
             *s = text(&buf, "address table entry")?;
         }
         let [addr, host] = pair;
-        ranks.push((addr, host));
+        let mut clock = [0u8; 16];
+        read(&mut clock).map_err(io)?;
+        ranks.push((addr, host, clock));
     }
     Ok(Table { ranks })
 }
@@ -391,6 +405,7 @@ mod tests {
     fn hello_round_trips_and_refuses_long_strings() {
         let hello = Hello {
             token: Token([9; 16]),
+            clock: [3; 16],
             rank: 3,
             size: 64,
             addr: "10.0.0.2:40001".into(),
@@ -414,8 +429,8 @@ mod tests {
     fn tables_round_trip_and_check_the_size() {
         let table = Table {
             ranks: vec![
-                ("127.0.0.1:1".into(), "a".into()),
-                ("127.0.0.1:2".into(), "b".into()),
+                ("127.0.0.1:1".into(), "a".into(), [1; 16]),
+                ("127.0.0.1:2".into(), "b".into(), [2; 16]),
             ],
         };
         let bytes = table.encode().unwrap();
@@ -446,8 +461,8 @@ mod tests {
 
     proptest! {
         #[test]
-        fn decoding_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), HEADER_LEN)) {
-            let b: [u8; HEADER_LEN] = bytes[..].try_into().unwrap();
+        fn decoding_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), HELLO_FIXED + 64)) {
+            let b: [u8; HEADER_LEN] = bytes[..HEADER_LEN].try_into().unwrap();
             if let Ok(h) = Header::decode(&b) {
                 prop_assert_eq!(h.encode(), b);
             }

@@ -83,9 +83,7 @@ fn read_ompi(text: &str) -> std::collections::HashMap<usize, Sections> {
 }
 
 fn ompi_lookup(sections: &Sections, p: usize, msg: usize) -> [usize; 4] {
-    let (_, rules) = sections
-        .iter().rfind(|(s, _)| *s <= p)
-        .expect("a section");
+    let (_, rules) = sections.iter().rfind(|(s, _)| *s <= p).expect("a section");
     *rules.iter().rfind(|r| r[0] <= msg).unwrap()
 }
 

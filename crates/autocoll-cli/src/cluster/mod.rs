@@ -1,0 +1,273 @@
+//! `autocoll cluster up|down|status SPEC`: an emulated cluster on this
+//! machine. Every host is a network namespace with one veth link to a Linux
+//! bridge (its switch); switches are joined by veth uplinks; a `tbf` qdisc
+//! on both ends of every link sets its rate in each direction.
+//!
+//! Every name is derived from the spec, so `down` removes exactly what `up`
+//! made, even after an `up` that stopped half way, and `up` skips what
+//! already exists.
+
+mod net;
+mod spec;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::Failure;
+use net::Ip;
+use spec::{Host, Spec, Switch};
+
+/// Arguments of `autocoll cluster`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// What to do.
+    #[arg(value_enum)]
+    action: Action,
+    /// The cluster's spec (TOML), e.g. `clusters/star8-100m.toml`.
+    spec: PathBuf,
+    /// Where the hostfile and the agent go (in `<dir>/<name>/`).
+    #[arg(long, default_value = "target/cluster")]
+    out: PathBuf,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Action {
+    /// Create (or complete) the cluster.
+    Up,
+    /// Remove everything `up` makes.
+    Down,
+    /// Say what exists; exit 0 only when all of it does.
+    Status,
+}
+
+pub fn run(a: Args) -> Result<ExitCode, Failure> {
+    let spec = Spec::load(&a.spec).map_err(|e| Failure::Usage(format!("{e:#}")))?;
+    let dir = std::path::absolute(a.out.join(&spec.name))
+        .with_context(|| format!("resolving {}", a.out.display()))?;
+    if matches!(a.action, Action::Status) {
+        return Ok(status(&spec));
+    }
+    if !rustix::process::geteuid().is_root() {
+        return Err(Failure::Usage(format!(
+            "cluster {}: network namespaces, bridges and qdiscs need root; run it as root (sudo)",
+            match a.action {
+                Action::Up => "up",
+                _ => "down",
+            }
+        )));
+    }
+    match a.action {
+        Action::Up => up(&spec, &dir)?,
+        _ => down(&spec, &dir)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn up(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
+    let ip = Ip;
+    for sw in &spec.switches {
+        ip.bridge(&spec.bridge(&sw.name))?;
+    }
+    let top = spec.bridge(&spec.top().name);
+    ip.run(&[
+        "addr",
+        "replace",
+        &format!("{}/24", spec.root_addr()),
+        "dev",
+        &top,
+    ])?;
+    for sw in spec.switches.iter().filter(|s| s.parent.is_some()) {
+        uplink(spec, sw)?;
+    }
+    for (i, host) in spec.hosts.iter().enumerate() {
+        host_up(spec, i, host)?;
+    }
+    write_files(spec, dir)?;
+    print_usage(spec, dir);
+    Ok(())
+}
+
+fn uplink(spec: &Spec, sw: &Switch) -> anyhow::Result<()> {
+    let ip = Ip;
+    let (up, down) = spec.uplink_veths(sw);
+    let parent = sw.parent.as_deref().expect("only switches with a parent");
+    let rate = sw.uplink.expect("validated: a parent means an uplink");
+    if !ip.link_exists(None, &up) {
+        ip.run(&["link", "add", &up, "type", "veth", "peer", "name", &down])?;
+    }
+    ip.run(&["link", "set", &up, "master", &spec.bridge(parent), "up"])?;
+    ip.run(&["link", "set", &down, "master", &spec.bridge(&sw.name), "up"])?;
+    ip.shape(None, &up, rate)?;
+    ip.shape(None, &down, rate)
+}
+
+fn host_up(spec: &Spec, i: usize, host: &Host) -> anyhow::Result<()> {
+    let ip = Ip;
+    let ns = spec.netns(host);
+    let veth = spec.host_veth(host);
+    ip.netns(&ns)?;
+    if !ip.link_exists(None, &veth) {
+        ip.run(&[
+            "link", "add", &veth, "type", "veth", "peer", "name", "eth0", "netns", &ns,
+        ])?;
+    }
+    ip.run(&[
+        "link",
+        "set",
+        &veth,
+        "master",
+        &spec.bridge(&host.switch),
+        "up",
+    ])?;
+    ip.shape(None, &veth, host.rate)?;
+    ip.run(&["-n", &ns, "link", "set", "lo", "up"])?;
+    let addr = format!("{}/24", spec.host_addr(i));
+    ip.run(&["-n", &ns, "addr", "replace", &addr, "dev", "eth0"])?;
+    ip.run(&["-n", &ns, "link", "set", "eth0", "up"])?;
+    ip.shape(Some(&ns), "eth0", host.rate)
+}
+
+/// Removes what `up` makes, skipping what is not there.
+fn down(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
+    let ip = Ip;
+    for host in &spec.hosts {
+        // Deleting the namespace deletes eth0 and with it the veth pair.
+        ip.netns_del(&spec.netns(host))?;
+        ip.link_del(&spec.host_veth(host))?;
+    }
+    for sw in &spec.switches {
+        if sw.parent.is_some() {
+            ip.link_del(&spec.uplink_veths(sw).0)?;
+        }
+    }
+    for sw in &spec.switches {
+        ip.link_del(&spec.bridge(&sw.name))?;
+    }
+    for file in ["hostfile", "agent"] {
+        remove_if_present(&dir.join(file))?;
+    }
+    if dir.exists() {
+        std::fs::remove_dir(dir).with_context(|| format!("removing {}", dir.display()))?;
+    }
+    println!("cluster {}: down", spec.name);
+    Ok(())
+}
+
+fn remove_if_present(path: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Prints one line per part; all present is exit 0, else 1.
+fn status(spec: &Spec) -> ExitCode {
+    let ip = Ip;
+    let mut missing = 0;
+    let mut line = |what: String, present: bool| {
+        println!("{} {what}", if present { "up  " } else { "DOWN" });
+        missing += usize::from(!present);
+    };
+    for sw in &spec.switches {
+        let br = spec.bridge(&sw.name);
+        line(
+            format!("switch {} (bridge {br})", sw.name),
+            ip.link_exists(None, &br),
+        );
+        if let (Some(parent), Some(rate)) = (&sw.parent, sw.uplink) {
+            let up = spec.uplink_veths(sw).0;
+            line(
+                format!("uplink {} -> {parent} at {rate} ({up})", sw.name),
+                ip.link_exists(None, &up),
+            );
+        }
+    }
+    for (i, host) in spec.hosts.iter().enumerate() {
+        let ns = spec.netns(host);
+        let present = ip.netns_exists(&ns) && ip.link_exists(Some(&ns), "eth0");
+        let addr = spec.host_addr(i);
+        line(
+            format!("host {} {addr} at {} (netns {ns})", host.name, host.rate),
+            present,
+        );
+    }
+    println!("cluster {}: {missing} part(s) missing", spec.name);
+    if missing == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// The hostfile (Open MPI form) and the launch agent.
+fn write_files(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let hostfile: String = spec
+        .hosts
+        .iter()
+        .map(|h| format!("{} slots={}\n", h.name, h.slots))
+        .collect();
+    autocoll::files::write_atomic(&dir.join("hostfile"), hostfile.as_bytes())?;
+    let agent = dir.join("agent");
+    autocoll::files::write_atomic(&agent, agent_script(spec).as_bytes())?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("making {} executable", agent.display()))?;
+    Ok(())
+}
+
+/// A launch agent called like ssh: `agent [-options] HOST COMMAND...`.
+/// The command words are joined and run by `sh -c` inside the host's
+/// namespace, as a remote shell would run them.
+fn agent_script(spec: &Spec) -> String {
+    let hosts: Vec<&str> = spec.hosts.iter().map(|h| h.name.as_str()).collect();
+    format!(
+        r#"#!/bin/sh
+# Launch agent of the emulated cluster `{name}` (made by `autocoll cluster up`).
+# Usage, like ssh: agent [-options] HOST COMMAND...
+# For Open MPI's plm_rsh_agent and `autocoll launch --agent`.
+while [ $# -gt 0 ]; do
+    case "$1" in -*) shift ;; *) break ;; esac
+done
+host=$1
+shift 2>/dev/null || {{ echo "agent: usage: agent HOST COMMAND..." >&2; exit 255; }}
+case "$host" in
+    {alts}) ;;
+    *) echo "agent: no host \`$host\` in cluster {name} (hosts: {list})" >&2; exit 255 ;;
+esac
+exec ip netns exec "{name}-$host" sh -c "$*"
+"#,
+        name = spec.name,
+        alts = hosts.join("|"),
+        list = hosts.join(" "),
+    )
+}
+
+fn print_usage(spec: &Spec, dir: &Path) {
+    let hostfile = dir.join("hostfile");
+    let agent = dir.join("agent");
+    let slots: u32 = spec.hosts.iter().map(|h| h.slots).sum();
+    println!(
+        "cluster {}: up, {} hosts, {slots} slots, subnet {}, this namespace is {} on bridge {}",
+        spec.name,
+        spec.hosts.len(),
+        spec.subnet,
+        spec.root_addr(),
+        spec.bridge(&spec.top().name)
+    );
+    println!(
+        "mpirun --allow-run-as-root -n {slots} --hostfile {} --mca plm_rsh_agent {} --mca btl tcp,self --mca btl_tcp_if_include {net} --mca oob_tcp_if_include {net} PROGRAM",
+        hostfile.display(),
+        agent.display(),
+        net = spec.subnet
+    );
+    println!(
+        "autocoll launch -n {slots} --hostfile {} --agent {} -- PROGRAM",
+        hostfile.display(),
+        agent.display()
+    );
+}

@@ -1,0 +1,114 @@
+//! The `ip` and `tc` commands the cluster is made of.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{bail, Context};
+
+use super::spec::Rate;
+
+/// Runs iproute2 commands; every failure names the command and its stderr.
+pub struct Ip;
+
+impl Ip {
+    /// Runs `ip ARGS`.
+    pub fn run(&self, args: &[&str]) -> anyhow::Result<()> {
+        run("ip", args)
+    }
+
+    /// True when the interface exists (in `netns`, or here).
+    pub fn link_exists(&self, netns: Option<&str>, name: &str) -> bool {
+        let mut cmd = Command::new("ip");
+        if let Some(ns) = netns {
+            cmd.args(["-n", ns]);
+        }
+        cmd.args(["link", "show", "dev", name])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    /// True when the named network namespace exists.
+    pub fn netns_exists(&self, name: &str) -> bool {
+        Path::new("/run/netns").join(name).exists()
+    }
+
+    /// Creates a bridge unless it exists, and brings it up.
+    pub fn bridge(&self, name: &str) -> anyhow::Result<()> {
+        if !self.link_exists(None, name) {
+            self.run(&["link", "add", name, "type", "bridge"])?;
+        }
+        self.run(&["link", "set", name, "up"])
+    }
+
+    /// Creates a network namespace unless it exists.
+    pub fn netns(&self, name: &str) -> anyhow::Result<()> {
+        if !self.netns_exists(name) {
+            self.run(&["netns", "add", name])?;
+        }
+        Ok(())
+    }
+
+    /// Deletes a network namespace if it exists.
+    pub fn netns_del(&self, name: &str) -> anyhow::Result<()> {
+        if self.netns_exists(name) {
+            self.run(&["netns", "del", name])?;
+        }
+        Ok(())
+    }
+
+    /// Deletes an interface of this namespace if it exists.
+    pub fn link_del(&self, name: &str) -> anyhow::Result<()> {
+        if self.link_exists(None, name) {
+            self.run(&["link", "del", name])?;
+        }
+        Ok(())
+    }
+
+    /// Puts (or replaces) a token bucket at `rate` on the interface's egress.
+    pub fn shape(&self, netns: Option<&str>, dev: &str, rate: Rate) -> anyhow::Result<()> {
+        let mut args: Vec<String> = Vec::new();
+        if let Some(ns) = netns {
+            args.extend(["-n".into(), ns.into()]);
+        }
+        let (burst, latency) = bucket(rate);
+        args.extend(
+            ["qdisc", "replace", "dev", dev, "root", "tbf", "rate"]
+                .map(String::from)
+                .into_iter()
+                .chain([rate.to_string(), "burst".into(), burst.to_string()])
+                .chain(["latency".into(), latency.into()]),
+        );
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run("tc", &args)
+    }
+}
+
+/// The bucket size (bytes) and queueing limit of a link's tbf.
+///
+/// The bucket holds 1 ms at the link's rate but at least two full frames:
+/// big enough that the kernel's timer granularity does not cost rate, small
+/// enough that a short message is not sent faster than the link (a bucket
+/// of many milliseconds would let small benchmarks see a faster network).
+/// The queue holds 20 ms, like a switch port's buffer, so TCP keeps the
+/// link busy without building a large standing delay.
+fn bucket(rate: Rate) -> (u64, &'static str) {
+    let per_ms = rate.0 / 8 / 1000;
+    (per_ms.max(2 * 1514), "20ms")
+}
+
+fn run(program: &str, args: &[&str]) -> anyhow::Result<()> {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .with_context(|| format!("running `{program}` (is iproute2 installed?)"))?;
+    if !out.status.success() {
+        bail!(
+            "`{program} {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
