@@ -3,8 +3,8 @@
 //! and rank 0 prints `rate_mbit=<megabits per second>` (payload only).
 //! The emulated-cluster test runs it on two hosts to check the links' rates.
 //!
-//! Run two ranks of it under mpirun (or, once `autocoll::init()` picks the
-//! transport, under `autocoll launch`): `p2p_rate MB`.
+//! Run two ranks of it under `autocoll launch` (tcp) or mpirun (mpi, with
+//! `--features mpi`): `p2p_rate MB`.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -71,9 +71,7 @@ fn exchange(comm: &mut Communicator, chunks: usize, len: usize) -> Result<()> {
     Ok(())
 }
 
-/// Under mpirun, the mpi transport.
-// After the `tcp` branch is merged this becomes `autocoll::init()`, which
-// picks tcp under `autocoll launch` and mpi under mpirun.
+/// Under `autocoll launch` the tcp transport, under mpirun the mpi one.
 fn communicator() -> Result<Communicator> {
-    autocoll::comm::mpi::world()
+    autocoll::init()
 }

@@ -163,14 +163,20 @@ fn resolve_host(host: &str) -> Result<IpAddr> {
 }
 
 /// The words of an agent template with `{host}` replaced, e.g.
-/// `ip netns exec {host}` → `["ip", "netns", "exec", "h1"]`.
+/// `ip netns exec {host}` → `["ip", "netns", "exec", "h1"]`. A template
+/// without `{host}` is called as ssh is, with the host as its next word
+/// (so `ssh` and the emulated cluster's `agent` work as they are, as they
+/// do for Open MPI's `plm_rsh_agent`).
 pub fn agent_words(template: &str, host: &str) -> Result<Vec<String>> {
-    let words: Vec<String> = template
+    let mut words: Vec<String> = template
         .split_whitespace()
         .map(|w| w.replace("{host}", host))
         .collect();
     if words.is_empty() {
         return Err(Error::Config("the agent template is empty".into()));
+    }
+    if !template.contains("{host}") {
+        words.push(host.to_string());
     }
     Ok(words)
 }
@@ -542,6 +548,11 @@ mod tests {
         assert_eq!(
             agent_words("ssh -p 22 {host}", "n").unwrap(),
             ["ssh", "-p", "22", "n"]
+        );
+        assert_eq!(agent_words("ssh", "n").unwrap(), ["ssh", "n"]);
+        assert_eq!(
+            agent_words("target/cluster/star8/agent", "h3").unwrap(),
+            ["target/cluster/star8/agent", "h3"]
         );
         assert!(agent_words("  ", "n").is_err());
     }

@@ -145,7 +145,7 @@ fn down(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
     for sw in &spec.switches {
         ip.link_del(&spec.bridge(&sw.name))?;
     }
-    for file in ["hostfile", "agent"] {
+    for file in ["hostfile", "hostfile.autocoll", "agent"] {
         remove_if_present(&dir.join(file))?;
     }
     if dir.exists() {
@@ -203,15 +203,24 @@ fn status(spec: &Spec) -> ExitCode {
     }
 }
 
-/// The hostfile (Open MPI form) and the launch agent.
+/// The hostfiles and the launch agent. Open MPI's `hostfile` names hosts
+/// only (its daemons reach them through the agent); `autocoll launch`
+/// also needs the address each rank listens on, which a namespace's name
+/// does not resolve to, so `hostfile.autocoll` adds `addr=`.
 fn write_files(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let hostfile: String = spec
-        .hosts
-        .iter()
-        .map(|h| format!("{} slots={}\n", h.name, h.slots))
-        .collect();
-    autocoll::files::write_atomic(&dir.join("hostfile"), hostfile.as_bytes())?;
+    let lines = |addr: bool| -> String {
+        spec.hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| match addr {
+                true => format!("{} slots={} addr={}\n", h.name, h.slots, spec.host_addr(i)),
+                false => format!("{} slots={}\n", h.name, h.slots),
+            })
+            .collect()
+    };
+    autocoll::files::write_atomic(&dir.join("hostfile"), lines(false).as_bytes())?;
+    autocoll::files::write_atomic(&dir.join("hostfile.autocoll"), lines(true).as_bytes())?;
     let agent = dir.join("agent");
     autocoll::files::write_atomic(&agent, agent_script(spec).as_bytes())?;
     use std::os::unix::fs::PermissionsExt;
@@ -267,7 +276,7 @@ fn print_usage(spec: &Spec, dir: &Path) {
     );
     println!(
         "autocoll launch -n {slots} --hostfile {} --agent {} -- PROGRAM",
-        hostfile.display(),
+        dir.join("hostfile.autocoll").display(),
         agent.display()
     );
 }
