@@ -19,6 +19,7 @@ mod coll;
 pub mod comm;
 pub mod error;
 pub mod files;
+pub mod measure;
 pub mod observe;
 pub mod select;
 pub mod tree;
