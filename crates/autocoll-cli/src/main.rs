@@ -5,8 +5,10 @@
 //! check or run, 2 bad arguments or input.
 
 mod args;
+mod bench;
 mod check;
 mod list;
+mod plot;
 
 use std::process::ExitCode;
 
@@ -27,6 +29,8 @@ enum Command {
     Check(check::Args),
     /// List every implementation family and its parameters.
     List(list::Args),
+    /// Time implementations across rank counts and message sizes.
+    Bench(bench::Args),
 }
 
 /// A failure the user caused (exit 2) or a run that failed (exit 1).
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Check(a) => check::run(a),
         Command::List(a) => list::run(a),
+        Command::Bench(a) => bench::run(a),
     };
     match outcome {
         Ok(code) => code,
