@@ -266,7 +266,8 @@ fn check_options(a: &Args) -> Result<(), Failure> {
             "--hostfile and --agent go to the launcher: use them with --transport tcp".into(),
         ));
     }
-    if !(a.rse > 0.0) {
+    // Written so that NaN is refused too.
+    if a.rse.is_nan() || a.rse <= 0.0 {
         return Err(Failure::Usage(format!(
             "--rse {} must be above 0 (e.g. 0.03)",
             a.rse
