@@ -9,9 +9,19 @@ use crate::clock::now_ns;
 use crate::comm::Communicator;
 use crate::error::Result;
 
-/// Seconds since `start_ns`, divided by `per`.
-fn per_call(start_ns: u64, per: usize) -> f64 {
-    (now_ns() - start_ns) as f64 * 1e-9 / per as f64
+/// Runs `one` M times; the leader's elapsed time ÷ (M · `per_round`).
+fn timed(
+    comm: &mut Communicator,
+    job: &Job,
+    per_round: usize,
+    mut one: impl FnMut(&mut Communicator) -> Result<()>,
+) -> Result<Option<Sample>> {
+    let start = now_ns();
+    for _ in 0..job.calls {
+        one(comm)?;
+    }
+    let secs = (now_ns() - start) as f64 * 1e-9 / (job.calls * per_round) as f64;
+    Ok((comm.rank() == job.leader).then(|| Sample::of(secs)))
 }
 
 /// The leader's time for M back-to-back calls ÷ M.
@@ -20,11 +30,7 @@ pub(crate) fn send_latency(
     caller: &mut Caller,
     job: &Job,
 ) -> Result<Option<Sample>> {
-    let start = now_ns();
-    for _ in 0..job.calls {
-        caller.call(comm, job.root)?;
-    }
-    Ok((comm.rank() == job.leader).then(|| Sample::of(per_call(start, job.calls))))
+    timed(comm, job, 1, |comm| caller.call(comm, job.root))
 }
 
 /// M rounds of one call per root 0, 1, …, P−1, ÷ M·P.
@@ -34,13 +40,9 @@ pub(crate) fn rounds(
     job: &Job,
 ) -> Result<Option<Sample>> {
     let size = comm.size();
-    let start = now_ns();
-    for _ in 0..job.calls {
-        for root in 0..size {
-            caller.call(comm, root)?;
-        }
-    }
-    Ok((comm.rank() == job.leader).then(|| Sample::of(per_call(start, job.calls * size))))
+    timed(comm, job, size, |comm| {
+        (0..size).try_for_each(|root| caller.call(comm, root))
+    })
 }
 
 /// M pairs of (call, barrier) ÷ M.
@@ -49,12 +51,10 @@ pub(crate) fn barrier(
     caller: &mut Caller,
     job: &Job,
 ) -> Result<Option<Sample>> {
-    let start = now_ns();
-    for _ in 0..job.calls {
+    timed(comm, job, 1, |comm| {
         caller.call(comm, job.root)?;
-        comm.barrier_with(&separating_barrier())?;
-    }
-    Ok((comm.rank() == job.leader).then(|| Sample::of(per_call(start, job.calls))))
+        comm.barrier_with(&separating_barrier())
+    })
 }
 
 /// M times (call, an empty acknowledgement from every other rank to the
@@ -64,18 +64,16 @@ pub(crate) fn ack(
     caller: &mut Caller,
     job: &Job,
 ) -> Result<Option<Sample>> {
-    let me = comm.rank();
-    let start = now_ns();
-    for _ in 0..job.calls {
+    timed(comm, job, 1, |comm| {
         caller.call(comm, job.root)?;
-        if me == job.leader {
-            // Acknowledgements queue up, so the order of receipt costs nothing.
-            for src in (0..comm.size()).filter(|&r| r != me) {
-                comm.recv_bytes(src, tags::ACK)?;
-            }
-        } else {
-            comm.send_bytes(job.leader, tags::ACK, Bytes::new())?;
+        let me = comm.rank();
+        if me != job.leader {
+            return comm.send_bytes(job.leader, tags::ACK, Bytes::new());
         }
-    }
-    Ok((me == job.leader).then(|| Sample::of(per_call(start, job.calls))))
+        // Acknowledgements queue up, so the order of receipt costs nothing.
+        for src in (0..comm.size()).filter(|&r| r != me) {
+            comm.recv_bytes(src, tags::ACK)?;
+        }
+        Ok(())
+    })
 }
