@@ -5,10 +5,12 @@
 //! check or run, 2 bad arguments or input.
 
 mod args;
+mod bench;
 mod check;
 mod cluster;
 mod launch;
 mod list;
+mod plot;
 
 use std::process::ExitCode;
 
@@ -33,6 +35,8 @@ enum Command {
     List(list::Args),
     /// Bring an emulated cluster (namespaces, bridges, tbf) up or down.
     Cluster(cluster::Args),
+    /// Time implementations across rank counts and message sizes.
+    Bench(bench::Args),
 }
 
 /// A failure the user caused (exit 2) or a run that failed (exit 1).
@@ -56,6 +60,7 @@ fn main() -> ExitCode {
         Command::Launch(a) => launch::run(a),
         Command::List(a) => list::run(a),
         Command::Cluster(a) => cluster::run(a),
+        Command::Bench(a) => bench::run(a),
     };
     match outcome {
         Ok(code) => code,

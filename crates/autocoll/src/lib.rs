@@ -20,6 +20,7 @@ pub mod comm;
 pub mod error;
 pub mod files;
 pub mod launch;
+pub mod measure;
 pub mod observe;
 pub mod select;
 pub mod tree;

@@ -1,0 +1,575 @@
+//! `autocoll bench`: time implementations across rank counts and sizes with
+//! the methods of `autocoll::measure`.
+//!
+//! Every rank runs [`rank_main`] over the same plan; rank 0 reports each
+//! finished point through a sink (table, progress bar, results). With the
+//! local transport the ranks are threads of this process; a process-based
+//! transport runs the same function in every launched process.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context;
+use autocoll::measure::{self, Measurement, Method, Options, Point};
+use autocoll::select::format_bytes;
+use autocoll::{local, Collective, Communicator, Implementation};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::{args, plot, Failure};
+
+/// Arguments of `autocoll bench`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The collective to time.
+    #[arg(long)]
+    op: String,
+    /// Implementation ids (comma list), or `all` for every family with
+    /// segment sizes from 1K up to twice the message size.
+    #[arg(long = "impl", default_value = "all")]
+    imp: String,
+    /// Ranks: `4`, a list `2,4,8` or a range `2..16`.
+    #[arg(short = 'n', default_value = "4")]
+    ranks: String,
+    /// Bytes per rank: a list (K, M suffixes) or a range `1K..8M` stepping
+    /// by ×--step; rounded down to whole elements (f64 for reductions).
+    #[arg(long, default_value = "64K")]
+    bytes: String,
+    /// Factor between the sizes of a --bytes range.
+    #[arg(long, default_value_t = 2)]
+    step: usize,
+    /// Root of rooted collectives.
+    #[arg(long, default_value_t = 0)]
+    root: usize,
+    /// Methods (comma list): send-latency, rounds, barrier, ack, ol-i, truth.
+    #[arg(long, default_value = "ol-i")]
+    method: String,
+    /// Also run `truth` at every point and report each method's signed
+    /// relative error against it (of the medians).
+    #[arg(long)]
+    compare_truth: bool,
+    /// Stop repeating when the relative standard error of the mean is below this.
+    #[arg(long, default_value_t = 0.03)]
+    rse: f64,
+    /// Repetitions at least.
+    #[arg(long, default_value_t = 5)]
+    min_reps: usize,
+    /// Repetitions at most.
+    #[arg(long, default_value_t = 50)]
+    max_reps: usize,
+    /// Calls per repetition (M).
+    #[arg(long, default_value_t = 10)]
+    calls: usize,
+    /// Untimed warm-up calls per point.
+    #[arg(long, default_value_t = 5)]
+    warmup: usize,
+    /// Where the ranks run.
+    #[arg(long, value_enum, default_value_t = Transport::Local)]
+    transport: Transport,
+    /// Hosts file, passed to the launcher (tcp).
+    #[arg(long)]
+    hostfile: Option<PathBuf>,
+    /// Launch agent template, passed to the launcher (tcp).
+    #[arg(long)]
+    agent: Option<String>,
+    /// Seconds a rank waits for a peer before giving up.
+    #[arg(long, default_value_t = 30)]
+    timeout: u64,
+    /// Write every result, with its raw repetitions, as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write the results (without raw repetitions) as CSV.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Draw time against message size (or ranks, for one size) as SVG.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+/// Transports `bench` can run on.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Transport {
+    /// Every rank a thread of this process.
+    Local,
+    /// Every rank a process, started by `autocoll launch`.
+    Tcp,
+}
+
+/// One point of the sweep on one rank count, with the methods to run.
+#[derive(Clone, Debug)]
+struct Planned {
+    point: Point,
+    methods: Vec<Method>,
+}
+
+/// One row of the results: a method at a point.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub op: String,
+    #[serde(rename = "impl")]
+    pub imp: String,
+    pub ranks: usize,
+    pub bytes: usize,
+    pub root: usize,
+    pub method: Method,
+    pub reps: usize,
+    pub discarded: usize,
+    pub mean_s: f64,
+    pub median_s: f64,
+    pub min_s: f64,
+    pub max_s: f64,
+    pub stddev_s: f64,
+    pub ci95_lo_s: f64,
+    pub ci95_hi_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_vs_truth: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ol_i_s: Option<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<f64>,
+    pub raw_s: Vec<f64>,
+}
+
+impl Row {
+    fn new(point: &Point, ranks: usize, m: Measurement) -> Row {
+        let s = m.summary;
+        Row {
+            op: point.imp.op.to_string(),
+            imp: point.imp.to_string(),
+            ranks,
+            bytes: point.bytes,
+            root: point.root,
+            method: m.method,
+            reps: m.reps,
+            discarded: m.discarded,
+            mean_s: s.mean,
+            median_s: s.median,
+            min_s: s.min,
+            max_s: s.max,
+            stddev_s: s.stddev,
+            ci95_lo_s: s.ci95_lo,
+            ci95_hi_s: s.ci95_hi,
+            error_vs_truth: None,
+            ol_i_s: m.ol_i,
+            window_s: m.window,
+            raw_s: m.raw,
+        }
+    }
+}
+
+pub fn run(a: Args) -> Result<ExitCode, Failure> {
+    let op: Collective =
+        a.op.parse()
+            .map_err(|e| Failure::Usage(format!("--op: {e}")))?;
+    let methods = methods(&a.method, a.compare_truth)?;
+    let ranks = args::ranks(&a.ranks)?;
+    let sizes = sizes(op, &args::bytes(&a.bytes, a.step)?);
+    let impls = args::impls(&a.imp)?;
+    if let Some(list) = &impls {
+        if let Some(bad) = list.iter().find(|i| i.op != op) {
+            return Err(Failure::Usage(format!(
+                "--impl {bad} is not an implementation of --op {op}"
+            )));
+        }
+    }
+    if op.rooted() {
+        if let Some(&p) = ranks.iter().find(|&&p| a.root >= p) {
+            return Err(Failure::Usage(format!(
+                "--root {} is not a rank of a {p}-rank job",
+                a.root
+            )));
+        }
+    }
+    check_options(&a)?;
+    let opts = Options {
+        calls: a.calls,
+        warmup: a.warmup,
+        min_reps: a.min_reps,
+        max_reps: a.max_reps,
+        rse: a.rse,
+    };
+    let plans: Vec<(usize, Vec<Planned>)> = ranks
+        .iter()
+        .map(|&p| (p, plan(op, impls.as_deref(), &sizes, a.root, &methods)))
+        .collect();
+    let total: usize = plans
+        .iter()
+        .map(|(_, pl)| pl.iter().map(|x| x.methods.len()).sum::<usize>())
+        .sum();
+    let stop = Arc::new(AtomicBool::new(false));
+    install_ctrl_c(stop.clone());
+    let bar = progress(total as u64);
+    let rows = Mutex::new(Vec::<Row>::new());
+    let sink = |batch: Vec<Row>| {
+        // The table goes to stdout, the bar to stderr (hidden when it is
+        // not a terminal); suspending the bar keeps the two apart.
+        bar.suspend(|| {
+            for row in &batch {
+                println!("{}", table_line(row));
+            }
+        });
+        bar.inc(batch.len() as u64);
+        rows.lock().unwrap_or_else(|p| p.into_inner()).extend(batch);
+    };
+    println!("{}", table_header());
+    let timeout = Duration::from_secs(a.timeout);
+    let mut outcome = Ok(());
+    for (p, plan) in &plans {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        outcome = match a.transport {
+            Transport::Local => run_local(*p, plan, &opts, timeout, &stop, &sink),
+            Transport::Tcp => unreachable!("refused by check_options"),
+        };
+        if outcome.is_err() {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    let rows = rows.into_inner().unwrap_or_else(|p| p.into_inner());
+    if stop.load(Ordering::Relaxed) {
+        eprintln!(
+            "autocoll: interrupted; writing the {} results that finished",
+            rows.len()
+        );
+    }
+    write_outputs(&a, op, &rows)?;
+    outcome.map_err(Failure::Run)?;
+    Ok(if stop.load(Ordering::Relaxed) {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Refuses option combinations that cannot run.
+fn check_options(a: &Args) -> Result<(), Failure> {
+    if a.transport == Transport::Tcp {
+        // The hook for processes: once `autocoll launch` and
+        // `autocoll::init()` exist, start `p` copies of this command with a
+        // hidden `--rank-job` flag; each builds its Communicator with
+        // `autocoll::init()` and calls `rank_main` with the same plan, and
+        // rank 0 reports as here.
+        return Err(Failure::Usage(
+            "--transport tcp is not available yet: it needs the tcp transport and \
+             `autocoll launch` (branch tcp)"
+                .into(),
+        ));
+    }
+    if a.hostfile.is_some() || a.agent.is_some() {
+        return Err(Failure::Usage(
+            "--hostfile and --agent go to the launcher: use them with --transport tcp".into(),
+        ));
+    }
+    // Written so that NaN is refused too.
+    if a.rse.is_nan() || a.rse <= 0.0 {
+        return Err(Failure::Usage(format!(
+            "--rse {} must be above 0 (e.g. 0.03)",
+            a.rse
+        )));
+    }
+    if a.calls == 0 || a.max_reps == 0 {
+        return Err(Failure::Usage(
+            "--calls and --max-reps must be at least 1".into(),
+        ));
+    }
+    if a.min_reps > a.max_reps {
+        return Err(Failure::Usage(format!(
+            "--min-reps {} is above --max-reps {}",
+            a.min_reps, a.max_reps
+        )));
+    }
+    Ok(())
+}
+
+/// The methods asked for, with `truth` first when comparing against it.
+fn methods(text: &str, compare_truth: bool) -> Result<Vec<Method>, Failure> {
+    let mut out: Vec<Method> = Vec::new();
+    for item in args::split("--method", text)? {
+        let m: Method = item
+            .parse()
+            .map_err(|e| Failure::Usage(format!("--method: {e}")))?;
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    if compare_truth {
+        out.retain(|&m| m != Method::Truth);
+        out.insert(0, Method::Truth);
+    }
+    Ok(out)
+}
+
+/// The sizes in effect: rounded down to whole elements, without repeats.
+fn sizes(op: Collective, asked: &[usize]) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::new();
+    for &b in asked {
+        let b = measure::effective_bytes(op, b);
+        if !out.contains(&b) {
+            out.push(b);
+        }
+    }
+    out
+}
+
+/// Every (implementation, size) of the sweep on one rank count.
+fn plan(
+    op: Collective,
+    impls: Option<&[Implementation]>,
+    sizes: &[usize],
+    root: usize,
+    methods: &[Method],
+) -> Vec<Planned> {
+    let mut out = Vec::new();
+    for &bytes in sizes {
+        let chosen = match impls {
+            Some(list) => list.to_vec(),
+            None => Implementation::all(op, &segment_sizes(bytes)),
+        };
+        for imp in chosen {
+            out.push(Planned {
+                point: Point { imp, bytes, root },
+                methods: methods.to_vec(),
+            });
+        }
+    }
+    out
+}
+
+/// Powers of two from 1K up to twice the message size.
+fn segment_sizes(bytes: usize) -> Vec<usize> {
+    std::iter::successors(Some(1024usize), |s| s.checked_mul(2))
+        .take_while(|&s| s <= bytes.saturating_mul(2))
+        .collect()
+}
+
+fn run_local(
+    p: usize,
+    plan: &[Planned],
+    opts: &Options,
+    timeout: Duration,
+    stop: &AtomicBool,
+    sink: &(dyn Fn(Vec<Row>) + Sync),
+) -> anyhow::Result<()> {
+    let outcomes = local::run(p, |mut comm| {
+        comm.set_timeout(timeout);
+        rank_main(&mut comm, plan, opts, stop, sink)
+    });
+    for (rank, outcome) in outcomes.into_iter().enumerate() {
+        outcome.with_context(|| format!("{p}-rank job, rank {rank}"))?;
+    }
+    Ok(())
+}
+
+/// What every rank runs: each planned point with each of its methods.
+/// Before each point rank 0 tells every rank whether to go on, so that an
+/// interrupt stops all ranks at the same point.
+fn rank_main(
+    comm: &mut Communicator,
+    plan: &[Planned],
+    opts: &Options,
+    stop: &AtomicBool,
+    sink: &(dyn Fn(Vec<Row>) + Sync),
+) -> autocoll::Result<()> {
+    for planned in plan {
+        let go = !stop.load(Ordering::Relaxed);
+        if !measure::agree(comm, go)? {
+            break;
+        }
+        let mut found = Vec::new();
+        for &m in &planned.methods {
+            if let Some(result) = measure::run_point(comm, &planned.point, m, opts)? {
+                found.push(result);
+            }
+        }
+        if comm.rank() == 0 {
+            sink(rows_of(&planned.point, comm.size(), found));
+        }
+    }
+    Ok(())
+}
+
+/// Rows of one point, with each method's error against the truth if run.
+fn rows_of(point: &Point, ranks: usize, found: Vec<Measurement>) -> Vec<Row> {
+    let truth = found.iter().find(|m| m.method == Method::Truth).cloned();
+    found
+        .into_iter()
+        .map(|m| {
+            let err = match &truth {
+                Some(t) if m.method != Method::Truth => Some(m.error_vs(t)),
+                _ => None,
+            };
+            let mut row = Row::new(point, ranks, m);
+            row.error_vs_truth = err.filter(|e| e.is_finite());
+            row
+        })
+        .collect()
+}
+
+fn install_ctrl_c(stop: Arc<AtomicBool>) {
+    let result = ctrlc::set_handler(move || {
+        if stop.swap(true, Ordering::Relaxed) {
+            // A second Ctrl-C: the user does not want to wait for the point.
+            std::process::exit(130);
+        }
+    });
+    if let Err(e) = result {
+        eprintln!("autocoll: Ctrl-C will not stop the sweep cleanly: {e}");
+    }
+}
+
+fn progress(total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    let style = ProgressStyle::with_template(
+        "{bar:30} {pos}/{len} results, {elapsed_precise} elapsed, ETA {eta}",
+    )
+    .expect("a valid progress template");
+    bar.set_style(style);
+    bar
+}
+
+fn table_header() -> String {
+    format!(
+        "{:<34} {:>5} {:>8} {:<12} {:>11} {:>11} {:>23} {:>5} {:>6} {:>8}",
+        "impl",
+        "ranks",
+        "bytes",
+        "method",
+        "median µs",
+        "mean µs",
+        "95% CI of median µs",
+        "reps",
+        "disc",
+        "vs truth"
+    )
+}
+
+fn table_line(r: &Row) -> String {
+    let us = |s: f64| format!("{:.2}", s * 1e6);
+    let err = r
+        .error_vs_truth
+        .map(|e| format!("{:+.1}%", e * 100.0))
+        .unwrap_or_default();
+    format!(
+        "{:<34} {:>5} {:>8} {:<12} {:>11} {:>11} {:>23} {:>5} {:>6} {:>8}",
+        r.imp,
+        r.ranks,
+        format_bytes(r.bytes),
+        r.method.name(),
+        us(r.median_s),
+        us(r.mean_s),
+        format!("{} .. {}", us(r.ci95_lo_s), us(r.ci95_hi_s)),
+        r.reps,
+        r.discarded,
+        err
+    )
+}
+
+fn write_outputs(a: &Args, op: Collective, rows: &[Row]) -> Result<(), Failure> {
+    let write = |path: &PathBuf, data: &[u8], what: &str| {
+        autocoll::files::write_atomic(path, data)
+            .with_context(|| format!("writing {what}"))
+            .map_err(Failure::Run)
+    };
+    if let Some(path) = &a.json {
+        let transport = match a.transport {
+            Transport::Local => "local",
+            Transport::Tcp => "tcp",
+        };
+        let doc = json!({
+            "schema": "autocoll.bench/1",
+            "transport": transport,
+            "hosts": hosts(a.transport),
+            "results": rows,
+        });
+        let text = serde_json::to_vec_pretty(&doc).expect("JSON of plain data");
+        write(path, &text, "--json")?;
+    }
+    if let Some(path) = &a.csv {
+        write(path, csv(rows).as_bytes(), "--csv")?;
+    }
+    if let Some(path) = &a.plot {
+        let svg = plot::svg(op, rows).map_err(|e| Failure::Run(anyhow::anyhow!("plot: {e}")))?;
+        write(path, svg.as_bytes(), "--plot")?;
+    }
+    Ok(())
+}
+
+/// The hosts the ranks ran on: one, this machine, for local runs.
+fn hosts(transport: Transport) -> Vec<String> {
+    match transport {
+        Transport::Local => vec!["localhost".into()],
+        Transport::Tcp => Vec::new(),
+    }
+}
+
+fn csv(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "op,impl,ranks,bytes,root,method,reps,discarded,mean_s,median_s,min_s,max_s,stddev_s,ci95_lo_s,ci95_hi_s,error_vs_truth\n",
+    );
+    let num = |x: f64| {
+        if x.is_finite() {
+            x.to_string()
+        } else {
+            String::new()
+        }
+    };
+    for r in rows {
+        let fields = [
+            r.op.clone(),
+            r.imp.clone(),
+            r.ranks.to_string(),
+            r.bytes.to_string(),
+            r.root.to_string(),
+            r.method.name().to_string(),
+            r.reps.to_string(),
+            r.discarded.to_string(),
+            num(r.mean_s),
+            num(r.median_s),
+            num(r.min_s),
+            num(r.max_s),
+            num(r.stddev_s),
+            num(r.ci95_lo_s),
+            num(r.ci95_hi_s),
+            r.error_vs_truth.map(num).unwrap_or_default(),
+        ];
+        out.push_str(&fields.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_sizes_run_from_1k_to_twice_the_message() {
+        assert_eq!(segment_sizes(4096), vec![1024, 2048, 4096, 8192]);
+        assert_eq!(segment_sizes(100), Vec::<usize>::new());
+        assert_eq!(segment_sizes(512), vec![1024]);
+    }
+
+    #[test]
+    fn methods_parse_and_truth_comes_first_when_compared() {
+        let m = methods("ol-i,rounds,ol-i", true).ok().unwrap();
+        assert_eq!(m, vec![Method::Truth, Method::OlI, Method::Rounds]);
+        assert!(
+            matches!(methods("ol-j", false), Err(Failure::Usage(e)) if e.contains("unknown method `ol-j`"))
+        );
+    }
+
+    #[test]
+    fn reductions_round_to_whole_f64() {
+        assert_eq!(
+            sizes(Collective::Allreduce, &[1, 15, 16, 17]),
+            vec![0, 8, 16]
+        );
+        assert_eq!(sizes(Collective::Bcast, &[15]), vec![15]);
+    }
+}

@@ -1,0 +1,114 @@
+//! One call of the collective under test, with buffers made once.
+
+use crate::coll::op::{Builtin, Op};
+use crate::comm::Communicator;
+use crate::error::Result;
+use crate::select::{Algorithm, Collective, Implementation};
+use crate::tree::Shape;
+
+/// The buffers of one rank, sized for any root so that methods which
+/// rotate the root (`rounds`) need no reallocation.
+enum Buffers {
+    /// Data movers carry bytes.
+    Bytes { send: Vec<u8>, recv: Vec<u8> },
+    /// Reductions combine `f64` sums.
+    F64 { send: Vec<f64>, recv: Vec<f64> },
+}
+
+/// Makes calls of one implementation at one message size.
+pub(crate) struct Caller {
+    imp: Implementation,
+    bufs: Buffers,
+    sum: Op<f64>,
+}
+
+/// Bytes per rank actually carried: `bytes` rounded down to whole elements
+/// of the collective's element type (`f64` for reductions, bytes otherwise).
+pub fn effective_bytes(op: Collective, bytes: usize) -> usize {
+    match op {
+        Collective::Barrier => 0,
+        op if op.reduces() => bytes / 8 * 8,
+        _ => bytes,
+    }
+}
+
+impl Caller {
+    pub fn new(imp: &Implementation, bytes: usize, size: usize) -> Caller {
+        let n = effective_bytes(imp.op, bytes);
+        let bufs = match imp.op {
+            Collective::Reduce | Collective::Allreduce => Buffers::F64 {
+                send: vec![1.0; n / 8],
+                recv: vec![0.0; n / 8],
+            },
+            Collective::Scatter => Buffers::Bytes {
+                send: vec![1; n * size],
+                recv: vec![0; n],
+            },
+            Collective::Gather | Collective::Allgather => Buffers::Bytes {
+                send: vec![1; n],
+                recv: vec![0; n * size],
+            },
+            Collective::Bcast | Collective::Barrier => Buffers::Bytes {
+                send: Vec::new(),
+                recv: vec![1; n],
+            },
+        };
+        Caller {
+            imp: imp.clone(),
+            bufs,
+            sum: Op::Builtin(Builtin::Sum),
+        }
+    }
+
+    /// One call with `root` (ignored by rootless collectives).
+    pub fn call(&mut self, comm: &mut Communicator, root: usize) -> Result<()> {
+        let imp = &self.imp;
+        match (&mut self.bufs, imp.op) {
+            (Buffers::Bytes { recv, .. }, Collective::Bcast) => comm.bcast_with(imp, recv, root),
+            (Buffers::Bytes { send, recv }, Collective::Scatter) => {
+                comm.scatter_with(imp, send, recv, root)
+            }
+            (Buffers::Bytes { send, recv }, Collective::Gather) => {
+                comm.gather_with(imp, send, recv, root)
+            }
+            (Buffers::Bytes { send, recv }, Collective::Allgather) => {
+                comm.allgather_with(imp, send, recv)
+            }
+            (Buffers::F64 { send, recv }, Collective::Reduce) => {
+                comm.reduce_with(imp, send, recv, &self.sum, root)
+            }
+            (Buffers::F64 { send, recv }, Collective::Allreduce) => {
+                comm.allreduce_with(imp, send, recv, &self.sum)
+            }
+            (_, _) => comm.barrier_with(imp),
+        }
+    }
+}
+
+/// The implementation the harness uses for its own control messages: the
+/// leader's decisions reach every rank through it.
+pub(crate) fn control_bcast() -> Implementation {
+    Implementation {
+        op: Collective::Bcast,
+        algorithm: Algorithm::Tree(Shape::Binomial),
+        seg: None,
+    }
+}
+
+/// The barrier that separates repetitions and the `barrier` method's calls.
+pub(crate) fn separating_barrier() -> Implementation {
+    Implementation {
+        op: Collective::Barrier,
+        algorithm: Algorithm::Dissemination,
+        seg: None,
+    }
+}
+
+/// The gather that brings `truth`'s clock readings to the leader.
+pub(crate) fn times_gather() -> Implementation {
+    Implementation {
+        op: Collective::Gather,
+        algorithm: Algorithm::Tree(Shape::Flat),
+        seg: None,
+    }
+}

@@ -1,0 +1,181 @@
+//! Accurate measurement of collective operations.
+//!
+//! Every rank calls [`run_point`] with the same [`Point`], [`Method`] and
+//! [`Options`]; the rank that times (the *leader*: the root of a rooted
+//! collective, rank 0 otherwise) decides how many repetitions to run and
+//! tells the others through a small broadcast after each one, so the same
+//! code runs unchanged on threads, on processes over TCP and under MPI: no
+//! rank ever reads another's memory. Rank 0 gets the [`Measurement`].
+//!
+//! The methods, after de Supinski and Karonis (1999), are described on
+//! [`Method`]. A *repetition* is one sample: M calls (`Options::calls`),
+//! timed together and divided by M (by M·P for `rounds`).
+
+mod call;
+mod classic;
+mod driver;
+mod ol_i;
+pub mod stats;
+pub mod truth;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+pub use call::effective_bytes;
+pub use driver::{agree, run_point};
+pub use stats::Summary;
+
+use crate::select::Implementation;
+
+/// How a collective's time is measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Method {
+    /// The leader's time for M back-to-back calls ÷ M: the gap g₀ at the
+    /// root, not the latency (calls overlap in the network).
+    SendLatency,
+    /// M rounds of one call per root in turn (0, 1, …, P−1), ÷ M·P: a lower
+    /// bound, since consecutive calls pipeline.
+    Rounds,
+    /// M pairs of (call, barrier) ÷ M: an upper bound that includes the
+    /// barrier's own cost (the barrier is `barrier:dissemination`).
+    Barrier,
+    /// M times (call, then every other rank acknowledges to the leader) ÷ M:
+    /// an upper bound that includes P−1 acknowledgements.
+    Ack,
+    /// The paper's method: per destination i, OL_i = E_i − RTT_i/2, and the
+    /// sample is max_i OL_i. See [`ol_i`](crate::measure) in the README for
+    /// the fan-in and symmetric mirrors.
+    OlI,
+    /// Ground truth from one shared clock: each rank records its enter and
+    /// leave time; calls start on a common schedule of windows; a call's
+    /// latency is max(leave) − min(enter). Needs a shared clock.
+    Truth,
+}
+
+impl Method {
+    /// All methods, in the order tables list them.
+    pub const ALL: [Method; 6] = [
+        Method::Truth,
+        Method::OlI,
+        Method::Rounds,
+        Method::Barrier,
+        Method::Ack,
+        Method::SendLatency,
+    ];
+
+    /// The method's name on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::SendLatency => "send-latency",
+            Method::Rounds => "rounds",
+            Method::Barrier => "barrier",
+            Method::Ack => "ack",
+            Method::OlI => "ol-i",
+            Method::Truth => "truth",
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Method {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Method::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = Method::ALL.iter().map(|m| m.name()).collect();
+                format!(
+                    "unknown method `{s}` (expected one of {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+impl Serialize for Method {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Method {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// What is measured: an implementation at a message size and root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Point {
+    /// The implementation under test.
+    pub imp: Implementation,
+    /// Bytes per rank, rounded down to whole elements by the run
+    /// ([`effective_bytes`]).
+    pub bytes: usize,
+    /// The root of rooted collectives (ignored by the others).
+    pub root: usize,
+}
+
+/// How long to measure.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Options {
+    /// Calls per repetition (M in the paper).
+    pub calls: usize,
+    /// Untimed calls before the first repetition.
+    pub warmup: usize,
+    /// Repetitions before the stopping rule is consulted.
+    pub min_reps: usize,
+    /// Repetitions at most (`truth` may attempt 10× as many, since it
+    /// discards calls whose ranks did not start together).
+    pub max_reps: usize,
+    /// Stop when the relative standard error of the mean falls below this.
+    pub rse: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            calls: 10,
+            warmup: 5,
+            min_reps: 5,
+            max_reps: 50,
+            rse: 0.03,
+        }
+    }
+}
+
+/// The outcome of one method at one point, at rank 0.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    /// The method.
+    pub method: Method,
+    /// Repetitions kept.
+    pub reps: usize,
+    /// Calls discarded (`truth`: started late or overran their window).
+    pub discarded: usize,
+    /// Statistics of the kept repetitions, in seconds.
+    pub summary: Summary,
+    /// `ol-i`: the mean OL_i of every rank, in seconds, indexed by rank.
+    pub ol_i: Option<Vec<f64>>,
+    /// `truth`: the final window between call starts, in seconds.
+    pub window: Option<f64>,
+    /// Every kept repetition, in seconds, in the order measured.
+    pub raw: Vec<f64>,
+}
+
+impl Measurement {
+    /// Signed relative difference of this measurement's median from the
+    /// truth's median: +0.10 means 10% too slow.
+    pub fn error_vs(&self, truth: &Measurement) -> f64 {
+        (self.summary.median - truth.summary.median) / truth.summary.median
+    }
+}
