@@ -17,10 +17,32 @@ use autocoll::measure::{self, Measurement, Method, Options, Point};
 use autocoll::select::format_bytes;
 use autocoll::{local, Collective, Communicator, Implementation};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::json;
 
+use crate::launch::{self, Placement};
 use crate::{args, plot, Failure};
+
+/// Rank 0 of a tcp run hands its reports to the launching process on lines
+/// that start with this.
+const REPORT_LINE: &[u8] = b"@autocoll-bench ";
+
+/// What rank 0 of a tcp run reports.
+#[derive(Serialize, Deserialize)]
+enum Report {
+    /// The host of every rank.
+    Hosts(Vec<String>),
+    /// The results of one point.
+    Rows(Vec<Row>),
+}
+
+/// Where rows go: the table, the progress bar and the results.
+type Sink = Arc<dyn Fn(Vec<Row>) + Send + Sync>;
+
+/// JSON has no NaN (a statistic of no kept repetition): it travels as null.
+fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Option::<f64>::deserialize(d).map(|v| v.unwrap_or(f64::NAN))
+}
 
 /// Arguments of `autocoll bench`.
 #[derive(clap::Args)]
@@ -70,12 +92,9 @@ pub struct Args {
     /// Where the ranks run.
     #[arg(long, value_enum, default_value_t = Transport::Local)]
     transport: Transport,
-    /// Hosts file, passed to the launcher (tcp).
-    #[arg(long)]
-    hostfile: Option<PathBuf>,
-    /// Launch agent template, passed to the launcher (tcp).
-    #[arg(long)]
-    agent: Option<String>,
+    /// Where the ranks of a tcp run start (passed to the launcher).
+    #[command(flatten)]
+    placement: Placement,
     /// Seconds a rank waits for a peer before giving up.
     #[arg(long, default_value_t = 30)]
     timeout: u64,
@@ -107,7 +126,7 @@ struct Planned {
 }
 
 /// One row of the results: a method at a point.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Row {
     pub op: String,
     #[serde(rename = "impl")]
@@ -118,18 +137,25 @@ pub struct Row {
     pub method: Method,
     pub reps: usize,
     pub discarded: usize,
+    #[serde(deserialize_with = "nan_if_null")]
     pub mean_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub median_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub min_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub max_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub stddev_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub ci95_lo_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub ci95_hi_s: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_vs_truth: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ol_i_s: Option<Vec<f64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_s: Option<f64>,
     pub raw_s: Vec<f64>,
 }
@@ -202,43 +228,51 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         .sum();
     let stop = Arc::new(AtomicBool::new(false));
     install_ctrl_c(stop.clone());
+    if a.transport == Transport::Tcp && launch::is_rank() {
+        return as_rank(&a, op, impls.as_deref(), &sizes, &methods, &opts, &stop);
+    }
     let bar = progress(total as u64);
-    let rows = Mutex::new(Vec::<Row>::new());
-    let sink = |batch: Vec<Row>| {
-        // The table goes to stdout, the bar to stderr (hidden when it is
-        // not a terminal); suspending the bar keeps the two apart.
-        bar.suspend(|| {
-            for row in &batch {
-                println!("{}", table_line(row));
-            }
-        });
-        bar.inc(batch.len() as u64);
-        rows.lock().unwrap_or_else(|p| p.into_inner()).extend(batch);
+    let rows = Arc::new(Mutex::new(Vec::<Row>::new()));
+    let sink: Sink = {
+        let (bar, rows) = (bar.clone(), rows.clone());
+        Arc::new(move |batch: Vec<Row>| {
+            // The table goes to stdout, the bar to stderr (hidden when it
+            // is not a terminal); suspending the bar keeps the two apart.
+            bar.suspend(|| {
+                for row in &batch {
+                    println!("{}", table_line(row));
+                }
+            });
+            bar.inc(batch.len() as u64);
+            rows.lock().unwrap_or_else(|p| p.into_inner()).extend(batch);
+        })
     };
     println!("{}", table_header());
     let timeout = Duration::from_secs(a.timeout);
+    let hosts = Arc::new(Mutex::new(vec!["localhost".to_string()]));
     let mut outcome = Ok(());
     for (p, plan) in &plans {
         if stop.load(Ordering::Relaxed) {
             break;
         }
         outcome = match a.transport {
-            Transport::Local => run_local(*p, plan, &opts, timeout, &stop, &sink),
-            Transport::Tcp => unreachable!("refused by check_options"),
+            Transport::Local => run_local(*p, plan, &opts, timeout, &stop, &*sink),
+            Transport::Tcp => run_tcp(*p, &a, sink.clone(), hosts.clone()),
         };
         if outcome.is_err() {
             break;
         }
     }
     bar.finish_and_clear();
-    let rows = rows.into_inner().unwrap_or_else(|p| p.into_inner());
+    let rows = std::mem::take(&mut *rows.lock().unwrap_or_else(|p| p.into_inner()));
+    let hosts = hosts.lock().unwrap_or_else(|p| p.into_inner()).clone();
     if stop.load(Ordering::Relaxed) {
         eprintln!(
             "autocoll: interrupted; writing the {} results that finished",
             rows.len()
         );
     }
-    write_outputs(&a, op, &rows)?;
+    write_outputs(&a, op, &rows, hosts)?;
     outcome.map_err(Failure::Run)?;
     Ok(if stop.load(Ordering::Relaxed) {
         ExitCode::from(130)
@@ -249,19 +283,8 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
 
 /// Refuses option combinations that cannot run.
 fn check_options(a: &Args) -> Result<(), Failure> {
-    if a.transport == Transport::Tcp {
-        // The hook for processes: once `autocoll launch` and
-        // `autocoll::init()` exist, start `p` copies of this command with a
-        // hidden `--rank-job` flag; each builds its Communicator with
-        // `autocoll::init()` and calls `rank_main` with the same plan, and
-        // rank 0 reports as here.
-        return Err(Failure::Usage(
-            "--transport tcp is not available yet: it needs the tcp transport and \
-             `autocoll launch` (branch tcp)"
-                .into(),
-        ));
-    }
-    if a.hostfile.is_some() || a.agent.is_some() {
+    let placed = a.placement.hostfile.is_some() || a.placement.agent.is_some();
+    if placed && a.transport != Transport::Tcp {
         return Err(Failure::Usage(
             "--hostfile and --agent go to the launcher: use them with --transport tcp".into(),
         ));
@@ -346,6 +369,52 @@ fn segment_sizes(bytes: usize) -> Vec<usize> {
     std::iter::successors(Some(1024usize), |s| s.checked_mul(2))
         .take_while(|&s| s <= bytes.saturating_mul(2))
         .collect()
+}
+
+/// Launches `p` copies of this command over tcp; rank 0's reported rows go
+/// to `sink` as they come.
+fn run_tcp(p: usize, a: &Args, sink: Sink, hosts: Arc<Mutex<Vec<String>>>) -> anyhow::Result<()> {
+    let report = Arc::new(
+        move |line: &[u8]| match serde_json::from_slice::<Report>(line) {
+            Ok(Report::Rows(rows)) => sink(rows),
+            Ok(Report::Hosts(list)) => *hosts.lock().unwrap_or_else(|e| e.into_inner()) = list,
+            Err(e) => eprintln!("autocoll: unreadable report from rank 0: {e}"),
+        },
+    );
+    launch::relaunch_self(p, &a.placement, a.timeout, REPORT_LINE, report).map_err(|f| match f {
+        Failure::Run(e) => e,
+        Failure::Usage(m) => anyhow::anyhow!(m),
+    })
+}
+
+/// One rank of a tcp run: the plan for this job's size, with rank 0
+/// printing its reports for the launching process.
+fn as_rank(
+    a: &Args,
+    op: Collective,
+    impls: Option<&[Implementation]>,
+    sizes: &[usize],
+    methods: &[Method],
+    opts: &Options,
+    stop: &AtomicBool,
+) -> Result<ExitCode, Failure> {
+    let mut comm = autocoll::init()
+        .context("joining the tcp job")
+        .map_err(Failure::Run)?;
+    comm.set_timeout(Duration::from_secs(a.timeout));
+    let say = |report: &Report| {
+        let json = serde_json::to_string(report).expect("JSON of plain data");
+        println!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
+    };
+    if comm.rank() == 0 {
+        say(&Report::Hosts(comm.hosts()));
+    }
+    let plan = plan(op, impls, sizes, a.root, methods);
+    let sink = |rows: Vec<Row>| say(&Report::Rows(rows));
+    rank_main(&mut comm, &plan, opts, stop, &sink)
+        .context("running the plan")
+        .map_err(Failure::Run)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run_local(
@@ -470,7 +539,12 @@ fn table_line(r: &Row) -> String {
     )
 }
 
-fn write_outputs(a: &Args, op: Collective, rows: &[Row]) -> Result<(), Failure> {
+fn write_outputs(
+    a: &Args,
+    op: Collective,
+    rows: &[Row],
+    hosts: Vec<String>,
+) -> Result<(), Failure> {
     let write = |path: &PathBuf, data: &[u8], what: &str| {
         autocoll::files::write_atomic(path, data)
             .with_context(|| format!("writing {what}"))
@@ -484,7 +558,7 @@ fn write_outputs(a: &Args, op: Collective, rows: &[Row]) -> Result<(), Failure> 
         let doc = json!({
             "schema": "autocoll.bench/1",
             "transport": transport,
-            "hosts": hosts(a.transport),
+            "hosts": hosts,
             "results": rows,
         });
         let text = serde_json::to_vec_pretty(&doc).expect("JSON of plain data");
@@ -498,14 +572,6 @@ fn write_outputs(a: &Args, op: Collective, rows: &[Row]) -> Result<(), Failure> 
         write(path, svg.as_bytes(), "--plot")?;
     }
     Ok(())
-}
-
-/// The hosts the ranks ran on: one, this machine, for local runs.
-fn hosts(transport: Transport) -> Vec<String> {
-    match transport {
-        Transport::Local => vec!["localhost".into()],
-        Transport::Tcp => Vec::new(),
-    }
 }
 
 fn csv(rows: &[Row]) -> String {

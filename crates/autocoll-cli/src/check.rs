@@ -3,12 +3,10 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
 use autocoll::check::{self, Case, Config, Dtype, Failure as CaseFailure};
-use autocoll::launch::{self as launcher, Stream};
 use autocoll::{local, Builtin, Collective, Implementation};
 use serde_json::json;
 
@@ -97,7 +95,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         sizes: args::bytes(&a.bytes, 2)?,
         config,
     };
-    if matches!(a.transport, Transport::Tcp) && std::env::var_os("AUTOCOLL_RANK").is_some() {
+    if matches!(a.transport, Transport::Tcp) && launch::is_rank() {
         return as_rank(&a, &plan);
     }
     let outcome = match a.transport {
@@ -302,42 +300,13 @@ fn run_local(
 /// Launches `p` copies of this program, which run [`as_rank`], and returns
 /// the failures rank 0 reports.
 fn run_tcp(p: usize, a: &Args) -> Result<Vec<CaseFailure>, Failure> {
-    let program = std::env::current_exe()
-        .context("finding this program to launch it")
-        .map_err(Failure::Run)?;
-    let args = std::env::args_os().skip(1).collect();
-    let job = launch::job(
-        p,
-        &a.placement,
-        Some(a.timeout as f64),
-        program.into(),
-        args,
-    )?;
-    let report = Arc::new(Mutex::new(None));
-    let forward = launcher::prefixed();
-    let keep = report.clone();
-    let sink: launcher::Sink =
-        Arc::new(
-            move |rank, stream, line| match line.strip_prefix(REPORT_LINE) {
-                Some(json) if rank == 0 && stream == Stream::Stdout => {
-                    *keep.lock().unwrap_or_else(|e| e.into_inner()) = Some(json.to_vec())
-                }
-                _ => forward(rank, stream, line),
-            },
-        );
-    let outcome = job.run(sink).map_err(|e| Failure::Run(anyhow!("{e}")))?;
-    if let Some(rank) = outcome.failed {
-        return Err(Failure::Run(anyhow!(
-            "rank {rank} of the {p}-rank tcp job failed with status {}",
-            outcome.code
-        )));
-    }
-    let json = report
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .take()
+    let (lines, report) = launch::collector();
+    launch::relaunch_self(p, &a.placement, a.timeout, REPORT_LINE, report)?;
+    let lines = lines.lock().unwrap_or_else(|e| e.into_inner());
+    let json = lines
+        .last()
         .ok_or_else(|| Failure::Run(anyhow!("rank 0 of the {p}-rank tcp job sent no report")))?;
-    serde_json::from_slice(&json)
+    serde_json::from_slice(json)
         .context("reading rank 0's report")
         .map_err(Failure::Run)
 }

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use autocoll::launch::{self, Job};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{anyhow, Context};
+use autocoll::launch::{self, Job, Stream};
 
 use crate::Failure;
 
@@ -71,6 +74,60 @@ pub fn job(
         args,
         timeout,
     })
+}
+
+/// True in a process that the launcher started as a rank.
+pub fn is_rank() -> bool {
+    std::env::var_os("AUTOCOLL_RANK").is_some()
+}
+
+/// Runs this very command again as the `p` ranks of a tcp job (each copy
+/// sees [`is_rank`]). Every line rank 0 prints that starts with `marker`
+/// goes, without the marker, to `report`; all other output is forwarded
+/// with rank prefixes. Fails when a rank fails.
+pub fn relaunch_self(
+    p: usize,
+    placement: &Placement,
+    timeout_secs: u64,
+    marker: &'static [u8],
+    report: Arc<dyn Fn(&[u8]) + Send + Sync>,
+) -> Result<(), Failure> {
+    let program = std::env::current_exe()
+        .context("finding this program to launch it")
+        .map_err(Failure::Run)?;
+    let args = std::env::args_os().skip(1).collect();
+    let job = job(
+        p,
+        placement,
+        Some(timeout_secs as f64),
+        program.into(),
+        args,
+    )?;
+    let forward = launch::prefixed();
+    let sink: launch::Sink = Arc::new(move |rank, stream, line| match line.strip_prefix(marker) {
+        Some(rest) if rank == 0 && stream == Stream::Stdout => report(rest),
+        _ => forward(rank, stream, line),
+    });
+    let outcome = job.run(sink).map_err(|e| Failure::Run(anyhow!("{e}")))?;
+    match outcome.failed {
+        Some(rank) => Err(Failure::Run(anyhow!(
+            "rank {rank} of the {p}-rank tcp job failed with status {}",
+            outcome.code
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Collects what rank 0 reports through [`relaunch_self`].
+pub fn collector() -> (Arc<Mutex<Vec<Vec<u8>>>>, Arc<dyn Fn(&[u8]) + Send + Sync>) {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let keep = lines.clone();
+    let report = Arc::new(move |line: &[u8]| {
+        keep.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(line.to_vec())
+    });
+    (lines, report)
 }
 
 pub fn run(a: Args) -> Result<ExitCode, Failure> {

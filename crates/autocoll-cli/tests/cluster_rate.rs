@@ -12,72 +12,19 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod support;
+
+use support::{autocoll, cannot_make_clusters, repo, Cluster};
+
 const SPEC: &str = "clusters/slow-host.toml";
 const TOLERANCE: f64 = 0.15;
 /// Seconds each stream should last at the expected rate.
 const SECONDS: f64 = 1.5;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn autocoll() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_autocoll"))
-}
-
-/// Why this machine cannot run the test, if it cannot.
-fn missing() -> Option<&'static str> {
-    if !rustix::process::geteuid().is_root() {
-        return Some("needs root to make network namespaces");
-    }
-    None
-}
-
 /// True when the mpi half can run too: built with the feature, mpirun there.
 fn with_mpi() -> bool {
     let mpirun = Command::new("mpirun").arg("--version").output();
     cfg!(feature = "mpi") && mpirun.is_ok_and(|o| o.status.success())
-}
-
-/// Brings the cluster down when the test ends, passed or not.
-struct Cluster {
-    out: PathBuf,
-}
-
-impl Cluster {
-    fn up(out: PathBuf) -> Cluster {
-        // Leftovers of an earlier, killed run would make `up` reuse them.
-        let cluster = Cluster { out };
-        let up = cluster.run("up");
-        assert!(
-            up.status.success(),
-            "cluster up failed: {}",
-            String::from_utf8_lossy(&up.stderr)
-        );
-        cluster
-    }
-
-    fn run(&self, action: &str) -> std::process::Output {
-        autocoll()
-            .args(["cluster", action])
-            .arg(repo().join(SPEC))
-            .arg("--out")
-            .arg(&self.out)
-            .output()
-            .expect("autocoll runs")
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let down = self.run("down");
-        if !down.status.success() {
-            eprintln!(
-                "cluster down failed: {}",
-                String::from_utf8_lossy(&down.stderr)
-            );
-        }
-    }
 }
 
 /// A host's link rate in Mbit/s, and the cluster's name and subnet.
@@ -187,16 +134,18 @@ fn mpi_stream(dir: &Path, subnet: &str, from: &str, to: &str, mb: f64) -> f64 {
 
 #[test]
 fn emulated_links_run_within_15_percent_of_their_spec_rate() {
-    if let Some(reason) = missing() {
+    if let Some(reason) = cannot_make_clusters() {
         eprintln!("SKIPPED emulated_links_run_within_15_percent_of_their_spec_rate: {reason}");
         return;
     }
     let spec = spec();
     let name = spec["name"].as_str().expect("name");
     let subnet = spec["subnet"].as_str().expect("subnet");
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cluster");
-    let _cluster = Cluster::up(out.clone());
-    let dir = out.join(name);
+    let cluster = Cluster::up(
+        SPEC,
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cluster"),
+    );
+    let dir = cluster.dir();
     for (from, to) in [("h0", "h1"), ("h0", "h2")] {
         let want = rate_mbit(&spec, from).min(rate_mbit(&spec, to));
         let mb = want / 8.0 * SECONDS;
