@@ -76,6 +76,9 @@ pub fn job(
     })
 }
 
+/// Receives each report line rank 0 prints (without its marker).
+pub type Report = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
 /// True in a process that the launcher started as a rank.
 pub fn is_rank() -> bool {
     std::env::var_os("AUTOCOLL_RANK").is_some()
@@ -90,7 +93,7 @@ pub fn relaunch_self(
     placement: &Placement,
     timeout_secs: u64,
     marker: &'static [u8],
-    report: Arc<dyn Fn(&[u8]) + Send + Sync>,
+    report: Report,
 ) -> Result<(), Failure> {
     let program = std::env::current_exe()
         .context("finding this program to launch it")
@@ -119,7 +122,7 @@ pub fn relaunch_self(
 }
 
 /// Collects what rank 0 reports through [`relaunch_self`].
-pub fn collector() -> (Arc<Mutex<Vec<Vec<u8>>>>, Arc<dyn Fn(&[u8]) + Send + Sync>) {
+pub fn collector() -> (Arc<Mutex<Vec<Vec<u8>>>>, Report) {
     let lines = Arc::new(Mutex::new(Vec::new()));
     let keep = lines.clone();
     let report = Arc::new(move |line: &[u8]| {
