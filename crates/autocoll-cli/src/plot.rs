@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use autocoll::measure::Method;
 use autocoll::select::format_bytes;
 use autocoll::Collective;
+use plotters::coord::combinators::BindKeyPoints;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
@@ -31,7 +32,7 @@ fn dashes(m: Method) -> Option<(i32, i32)> {
         Method::OlI => Some((10, 4)),
         Method::Rounds => Some((2, 4)),
         Method::Barrier => Some((14, 4)),
-        Method::Ack => Some((6, 6)),
+        Method::Ack => Some((4, 10)),
         Method::SendLatency => Some((2, 8)),
     }
 }
@@ -61,6 +62,11 @@ pub fn svg(op: Collective, rows: &[Row]) -> Result<String, String> {
     }
     let xs = lines.values().flatten().map(|p| p.0);
     let ys = lines.values().flatten().map(|p| p.1);
+    // Ticks at the measured x values: a log axis alone labels only powers
+    // of ten, which leaves rank counts and most sizes unlabelled.
+    let mut keys: Vec<f64> = xs.clone().collect();
+    keys.sort_by(f64::total_cmp);
+    keys.dedup();
     let (x_lo, x_hi) = bounds(xs);
     let (y_lo, y_hi) = bounds(ys);
     let mut text = String::new();
@@ -68,7 +74,7 @@ pub fn svg(op: Collective, rows: &[Row]) -> Result<String, String> {
         let area = SVGBackend::with_string(&mut text, (900, 600)).into_drawing_area();
         area.fill(&WHITE).map_err(|e| e.to_string())?;
         let title = match by_ranks {
-            true => format!("{op}, {} per rank", format_bytes(sizes[0])),
+            true => format!("{op}, {} per rank", bytes_label(sizes[0])),
             false => format!("{op}"),
         };
         let mut chart = ChartBuilder::on(&area)
@@ -77,7 +83,7 @@ pub fn svg(op: Collective, rows: &[Row]) -> Result<String, String> {
             .x_label_area_size(45)
             .y_label_area_size(70)
             .build_cartesian_2d(
-                (x_lo * 0.9..x_hi * 1.1).log_scale(),
+                (x_lo * 0.9..x_hi * 1.1).log_scale().with_key_points(keys),
                 (y_lo * 0.8..y_hi * 1.25).log_scale(),
             )
             .map_err(|e| e.to_string())?;
@@ -86,11 +92,12 @@ pub fn svg(op: Collective, rows: &[Row]) -> Result<String, String> {
             .configure_mesh()
             .x_desc(x_desc)
             .y_desc("median time (µs)")
+            .y_labels(12)
             .x_label_formatter(&|x| {
                 if by_ranks {
                     format!("{}", x.round())
                 } else {
-                    format_bytes(x.round() as usize)
+                    bytes_label(x.round() as usize)
                 }
             })
             .draw()
@@ -131,6 +138,15 @@ pub fn svg(op: Collective, rows: &[Row]) -> Result<String, String> {
         area.present().map_err(|e| e.to_string())?;
     }
     Ok(text)
+}
+
+/// A byte count for people: `256 B`, `64K`, `8M`.
+fn bytes_label(n: usize) -> String {
+    let text = format_bytes(n);
+    match text.ends_with(|c: char| c.is_ascii_digit()) {
+        true => format!("{text} B"),
+        false => text,
+    }
 }
 
 /// Smallest and largest of `values`, widened when they coincide.
