@@ -177,3 +177,67 @@ fn every_method_runs_every_collective() {
         }
     }
 }
+
+/// A local transport that says its ranks run on two hosts with two clocks.
+struct TwoHosts(autocoll::comm::local::Local);
+
+impl autocoll::Transport for TwoHosts {
+    fn rank(&self) -> usize {
+        self.0.rank()
+    }
+    fn size(&self) -> usize {
+        self.0.size()
+    }
+    fn send(
+        &mut self,
+        dest: usize,
+        tag: autocoll::comm::Tag,
+        data: bytes::Bytes,
+    ) -> autocoll::Result<()> {
+        self.0.send(dest, tag, data)
+    }
+    fn recv(&mut self, src: usize, tag: autocoll::comm::Tag) -> autocoll::Result<bytes::Bytes> {
+        self.0.recv(src, tag)
+    }
+    fn kind(&self) -> &'static str {
+        "two-hosts"
+    }
+    fn shared_clock(&self) -> bool {
+        false
+    }
+    fn set_timeout(&mut self, timeout: Duration) {
+        self.0.set_timeout(timeout)
+    }
+    fn hosts(&self) -> Vec<String> {
+        (0..self.size()).map(|r| format!("node{}", r % 2)).collect()
+    }
+}
+
+#[test]
+fn truth_is_refused_without_a_shared_clock_and_names_the_hosts() {
+    let outcomes: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = autocoll::comm::local::transports(2)
+            .into_iter()
+            .map(|t| {
+                s.spawn(move || {
+                    let mut comm = Communicator::new(Box::new(TwoHosts(t)));
+                    let err = measure::run_point(
+                        &mut comm,
+                        &point("bcast:binomial", 64),
+                        Method::Truth,
+                        &Options::default(),
+                    )
+                    .expect_err("truth must be refused");
+                    err.to_string()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for msg in outcomes {
+        assert!(
+            msg.contains("one monotonic clock") && msg.contains("node0, node1"),
+            "{msg}"
+        );
+    }
+}
