@@ -11,6 +11,7 @@ mod cluster;
 mod launch;
 mod list;
 mod plot;
+mod tune;
 
 use std::process::ExitCode;
 
@@ -37,6 +38,9 @@ enum Command {
     Cluster(cluster::Args),
     /// Time implementations across rank counts and message sizes.
     Bench(bench::Args),
+    /// Sweep implementations and write the fastest per point as a tuning
+    /// file (and Open MPI / MPICH rules files).
+    Tune(tune::Args),
 }
 
 /// A failure the user caused (exit 2) or a run that failed (exit 1).
@@ -61,6 +65,7 @@ fn main() -> ExitCode {
         Command::List(a) => list::run(a),
         Command::Cluster(a) => cluster::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Tune(a) => tune::run(a),
     };
     match outcome {
         Ok(code) => code,

@@ -145,3 +145,129 @@ fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
         (lo, hi)
     }
 }
+
+/// `tune --plot`: the paper's Figures 3–6 for each (op, size) measured, as
+/// (file name, SVG): time against ranks for each algorithm family at its
+/// best segment size (`{op}-{bytes}-time.svg`), and that best segment size
+/// against ranks (`{op}-{bytes}-segment.svg`, unsegmented drawn as the
+/// whole message).
+pub fn tune_figures(rows: &[Row]) -> Result<Vec<(String, String)>, String> {
+    // (op, bytes) → family → ranks → (median, segment)
+    type Best = BTreeMap<String, BTreeMap<usize, (f64, usize)>>;
+    let mut all: BTreeMap<(String, usize), Best> = BTreeMap::new();
+    let mut segmented = std::collections::BTreeSet::new();
+    for r in rows.iter().filter(|r| r.median_s.is_finite()) {
+        let Ok(imp) = r.imp.parse::<autocoll::Implementation>() else {
+            continue;
+        };
+        let seg = imp.seg.unwrap_or(r.bytes).min(r.bytes.max(1));
+        let has_seg = imp.seg.is_some();
+        let family = autocoll::Implementation { seg: None, ..imp }.to_string();
+        if has_seg {
+            segmented.insert(family.clone());
+        }
+        let slot = all
+            .entry((r.op.clone(), r.bytes))
+            .or_default()
+            .entry(family)
+            .or_default()
+            .entry(r.ranks)
+            .or_insert((f64::INFINITY, seg));
+        if r.median_s < slot.0 {
+            *slot = (r.median_s, seg);
+        }
+    }
+    let mut out = Vec::new();
+    for ((op, bytes), families) in all {
+        let size = format_bytes(bytes);
+        let time: BTreeMap<String, Vec<(f64, f64)>> = families
+            .iter()
+            .map(|(f, by)| {
+                (
+                    f.clone(),
+                    by.iter().map(|(&p, &(t, _))| (p as f64, t * 1e6)).collect(),
+                )
+            })
+            .collect();
+        let title = format!("{op}, {size} per rank: time at the best segment size");
+        out.push((
+            format!("{op}-{size}-time.svg"),
+            lines_svg(&title, "median time (µs)", time, |y| format!("{y:.0}"))?,
+        ));
+        let segs: BTreeMap<String, Vec<(f64, f64)>> = families
+            .iter()
+            .filter(|(f, _)| segmented.contains(*f))
+            .map(|(f, by)| {
+                (
+                    f.clone(),
+                    by.iter()
+                        .map(|(&p, &(_, s))| (p as f64, s as f64))
+                        .collect(),
+                )
+            })
+            .collect();
+        if !segs.is_empty() {
+            let title = format!("{op}, {size} per rank: best segment size");
+            out.push((
+                format!("{op}-{size}-segment.svg"),
+                lines_svg(&title, "best segment (bytes)", segs, |y| {
+                    format_bytes(y.round() as usize)
+                })?,
+            ));
+        }
+    }
+    if out.is_empty() {
+        return Err("no finished result to plot".into());
+    }
+    Ok(out)
+}
+
+/// Lines against ranks (linear x, log y), one colour per line.
+fn lines_svg(
+    title: &str,
+    y_desc: &str,
+    lines: BTreeMap<String, Vec<(f64, f64)>>,
+    y_label: impl Fn(&f64) -> String,
+) -> Result<String, String> {
+    let (x_lo, x_hi) = bounds(lines.values().flatten().map(|p| p.0));
+    let (y_lo, y_hi) = bounds(lines.values().flatten().map(|p| p.1));
+    let mut text = String::new();
+    {
+        let area = SVGBackend::with_string(&mut text, (900, 600)).into_drawing_area();
+        area.fill(&WHITE).map_err(|e| e.to_string())?;
+        let mut chart = ChartBuilder::on(&area)
+            .caption(title, ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(
+                (x_lo - 0.5)..(x_hi + 0.5),
+                (y_lo * 0.8..y_hi * 1.25).log_scale(),
+            )
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .x_desc("ranks")
+            .y_desc(y_desc)
+            .y_label_formatter(&y_label)
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (index, (name, points)) in lines.into_iter().enumerate() {
+            let style = PALETTE[index % PALETTE.len()].stroke_width(2);
+            chart
+                .draw_series(LineSeries::new(points, style))
+                .map_err(|e| e.to_string())?
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()
+            .map_err(|e| e.to_string())?;
+        area.present().map_err(|e| e.to_string())?;
+    }
+    Ok(text)
+}
