@@ -4,6 +4,7 @@
 //! command line and maps outcomes to exit codes: 0 success, 1 a failed
 //! check or run, 2 bad arguments or input.
 
+mod adapt;
 mod args;
 mod bench;
 mod check;
@@ -41,6 +42,8 @@ enum Command {
     /// Sweep implementations and write the fastest per point as a tuning
     /// file (and Open MPI / MPICH rules files).
     Tune(tune::Args),
+    /// Run the lottery against every fixed candidate (the paper's Figure 7/8).
+    Adapt(adapt::Args),
 }
 
 /// A failure the user caused (exit 2) or a run that failed (exit 1).
@@ -66,6 +69,7 @@ fn main() -> ExitCode {
         Command::Cluster(a) => cluster::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Tune(a) => tune::run(a),
+        Command::Adapt(a) => adapt::run(a),
     };
     match outcome {
         Ok(code) => code,

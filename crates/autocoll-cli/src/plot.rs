@@ -271,3 +271,77 @@ fn lines_svg(
     }
     Ok(text)
 }
+
+/// `adapt --plot`: per-call time of every series (Figure 8a, left) and the
+/// distribution of each series' times (Figure 8b, right, as the share of
+/// calls at or below a time). The lottery is drawn in black.
+pub fn adapt_svg(names: &[String], fixed: &[Vec<f64>], lottery: &[f64]) -> Result<String, String> {
+    let mut series: Vec<(String, Vec<f64>, RGBColor)> = names
+        .iter()
+        .zip(fixed)
+        .enumerate()
+        .map(|(i, (n, xs))| (n.clone(), xs.clone(), PALETTE[i % PALETTE.len()]))
+        .collect();
+    series.push(("lottery".into(), lottery.to_vec(), BLACK));
+    let all = series.iter().flat_map(|s| s.1.iter().map(|t| t * 1e6));
+    let (y_lo, y_hi) = bounds(all);
+    let calls = lottery.len().max(2) as f64;
+    let mut text = String::new();
+    {
+        let area = SVGBackend::with_string(&mut text, (1400, 600)).into_drawing_area();
+        area.fill(&WHITE).map_err(|e| e.to_string())?;
+        let (left, right) = area.split_horizontally(700);
+        let mut a = ChartBuilder::on(&left)
+            .caption("time per call", ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..calls, (y_lo * 0.8..y_hi * 1.25).log_scale())
+            .map_err(|e| e.to_string())?;
+        a.configure_mesh()
+            .x_desc("call")
+            .y_desc("time (µs)")
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (name, xs, colour) in &series {
+            let points = xs.iter().enumerate().map(|(i, t)| (i as f64, t * 1e6));
+            a.draw_series(LineSeries::new(points, colour.stroke_width(1)))
+                .map_err(|e| e.to_string())?
+                .label(name.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(2))
+                });
+        }
+        a.configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let mut b = ChartBuilder::on(&right)
+            .caption("distribution of call times", ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(60)
+            .build_cartesian_2d((y_lo * 0.8..y_hi * 1.25).log_scale(), 0.0..1.0)
+            .map_err(|e| e.to_string())?;
+        b.configure_mesh()
+            .x_desc("time (µs)")
+            .y_desc("share of calls ≤ time")
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (_, xs, colour) in &series {
+            let mut sorted: Vec<f64> = xs.iter().map(|t| t * 1e6).collect();
+            sorted.sort_by(f64::total_cmp);
+            let n = sorted.len() as f64;
+            let points = sorted
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| (t, (i + 1) as f64 / n));
+            b.draw_series(LineSeries::new(points, colour.stroke_width(2)))
+                .map_err(|e| e.to_string())?;
+        }
+        area.present().map_err(|e| e.to_string())?;
+    }
+    Ok(text)
+}
