@@ -91,7 +91,7 @@ pub struct Args {
     state: Option<PathBuf>,
     /// Slow one rank's link from the middle call on: `rank=R,delay=200us`
     /// (a sleep on every segment R receives) or, on an emulated cluster,
-    /// `host=NETNS,rate=10mbit` (that host's tbf, both ends of its link).
+    /// `host=NETNS,rate=10mbit` (that host's egress tbf on eth0).
     #[arg(long)]
     disturb: Option<String>,
     /// Write the results as JSON (schema autocoll.adapt/1).
@@ -107,8 +107,7 @@ pub struct Args {
 enum Disturb {
     /// Rank `rank` sleeps `delay` on every segment it receives.
     Delay { rank: usize, delay: Duration },
-    /// The tbf of network namespace `host` (and its root-side veth, which
-    /// the cluster names alike) drops to `rate`.
+    /// The egress tbf of network namespace `host` (its `eth0`) drops to `rate`.
     Rate { host: String, rate: Rate },
 }
 
@@ -530,20 +529,17 @@ fn start_disturbance(
     Ok(undo)
 }
 
-/// The two `tc` command prefixes that reach a host's link: `eth0` inside
-/// its namespace and the veth of the same name in the root namespace
-/// (through PID 1's namespace, since rank 0 may itself run in a host).
-fn link_ends(host: &str) -> [Vec<String>; 2] {
+/// The `tc` command prefix that reaches a host's link: `eth0` inside its
+/// namespace, the host's egress. (The root-namespace end of the veth is
+/// out of reach of a rank that itself runs in a host's namespace.)
+fn link_ends(host: &str) -> [Vec<String>; 1] {
     let v = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-    [
-        v(&["tc", "-n", host, "qdisc", "%", "dev", "eth0", "root", "tbf"]),
-        v(&[
-            "nsenter", "-t", "1", "-n", "tc", "qdisc", "%", "dev", host, "root", "tbf",
-        ]),
-    ]
+    [v(&[
+        "tc", "-n", host, "qdisc", "%", "dev", "eth0", "root", "tbf",
+    ])]
 }
 
-/// Sets both ends of `host`'s link to `rate`; returns the commands that
+/// Sets `host`'s egress to `rate`; returns the commands that
 /// put back the tbf found there.
 fn throttle(host: &str, rate: Rate) -> anyhow::Result<Vec<Vec<String>>> {
     let mut undo = Vec::new();

@@ -377,7 +377,7 @@ pub fn table_of(rows: &[Row]) -> Result<Table, String> {
     let mut rules = Vec::new();
     for (op, by_ranks) in per_op {
         let op: Collective = op.parse().map_err(|e: String| e)?;
-        let spans: Vec<(usize, Vec<(usize, usize, String)>)> = by_ranks
+        let spans: Vec<(usize, Vec<SizeRange>)> = by_ranks
             .into_iter()
             .map(|(p, winners)| (p, size_ranges(&winners)))
             .collect();
@@ -407,9 +407,12 @@ pub fn table_of(rows: &[Row]) -> Result<Table, String> {
     Ok(Table { rules })
 }
 
+/// Bytes from, bytes to (inclusive), winner.
+type SizeRange = (usize, usize, String);
+
 /// Sorted (bytes, winner) → contiguous (lo, hi, winner) ranges from 0.
-fn size_ranges(winners: &[(usize, String)]) -> Vec<(usize, usize, String)> {
-    let mut out: Vec<(usize, usize, String)> = Vec::new();
+fn size_ranges(winners: &[(usize, String)]) -> Vec<SizeRange> {
+    let mut out: Vec<SizeRange> = Vec::new();
     for (bytes, imp) in winners {
         match out.last_mut() {
             Some(last) if last.2 == *imp => {}
