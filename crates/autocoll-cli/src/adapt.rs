@@ -566,8 +566,12 @@ fn throttle(host: &str, rate: Rate) -> anyhow::Result<Vec<Vec<String>>> {
             "latency".into(),
             "20ms".into(),
         ];
-        command_output(&change(&new))?;
         undo.push(change(&old));
+        if let Err(e) = command_output(&change(&new)) {
+            // Put back what was already changed before giving up.
+            undo_throttle(&undo);
+            return Err(e);
+        }
     }
     Ok(undo)
 }
