@@ -25,11 +25,11 @@ use crate::{args, plot, Failure};
 
 /// Rank 0 of a tcp run hands its reports to the launching process on lines
 /// that start with this.
-const REPORT_LINE: &[u8] = b"@autocoll-bench ";
+pub(crate) const REPORT_LINE: &[u8] = b"@autocoll-bench ";
 
 /// What rank 0 of a tcp run reports.
 #[derive(Serialize, Deserialize)]
-enum Report {
+pub(crate) enum Report {
     /// The host of every rank.
     Hosts(Vec<String>),
     /// The results of one point.
@@ -37,7 +37,7 @@ enum Report {
 }
 
 /// Where rows go: the table, the progress bar and the results.
-type Sink = Arc<dyn Fn(Vec<Row>) + Send + Sync>;
+pub(crate) type Sink = Arc<dyn Fn(Vec<Row>) + Send + Sync>;
 
 /// JSON has no NaN (a statistic of no kept repetition): it travels as null.
 fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
@@ -111,7 +111,7 @@ pub struct Args {
 
 /// Transports `bench` can run on.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Transport {
+pub(crate) enum Transport {
     /// Every rank a thread of this process.
     Local,
     /// Every rank a process, started by `autocoll launch`.
@@ -120,9 +120,9 @@ enum Transport {
 
 /// One point of the sweep on one rank count, with the methods to run.
 #[derive(Clone, Debug)]
-struct Planned {
-    point: Point,
-    methods: Vec<Method>,
+pub(crate) struct Planned {
+    pub point: Point,
+    pub methods: Vec<Method>,
 }
 
 /// One row of the results: a method at a point.
@@ -211,13 +211,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         }
     }
     check_options(&a)?;
-    let opts = Options {
-        calls: a.calls,
-        warmup: a.warmup,
-        min_reps: a.min_reps,
-        max_reps: a.max_reps,
-        rse: a.rse,
-    };
+    let opts = opts_of(&a);
     let plans: Vec<(usize, Vec<Planned>)> = ranks
         .iter()
         .map(|&p| (p, plan(op, impls.as_deref(), &sizes, a.root, &methods)))
@@ -257,7 +251,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         }
         outcome = match a.transport {
             Transport::Local => run_local(*p, plan, &opts, timeout, &stop, &*sink),
-            Transport::Tcp => run_tcp(*p, &a, sink.clone(), hosts.clone()),
+            Transport::Tcp => run_tcp(*p, &a.placement, a.timeout, sink.clone(), hosts.clone()),
         };
         if outcome.is_err() {
             break;
@@ -283,12 +277,26 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
 
 /// Refuses option combinations that cannot run.
 fn check_options(a: &Args) -> Result<(), Failure> {
-    let placed = a.placement.hostfile.is_some() || a.placement.agent.is_some();
-    if placed && a.transport != Transport::Tcp {
-        return Err(Failure::Usage(
-            "--hostfile and --agent go to the launcher: use them with --transport tcp".into(),
-        ));
+    check_sweep(a.transport, &a.placement, &opts_of(a))
+}
+
+fn opts_of(a: &Args) -> Options {
+    Options {
+        calls: a.calls,
+        warmup: a.warmup,
+        min_reps: a.min_reps,
+        max_reps: a.max_reps,
+        rse: a.rse,
     }
+}
+
+/// Refuses sweep settings that cannot run (shared with `tune`).
+pub(crate) fn check_sweep(
+    transport: Transport,
+    placement: &Placement,
+    a: &Options,
+) -> Result<(), Failure> {
+    check_placement(transport, placement)?;
     // Written so that NaN is refused too.
     if a.rse.is_nan() || a.rse <= 0.0 {
         return Err(Failure::Usage(format!(
@@ -306,6 +314,17 @@ fn check_options(a: &Args) -> Result<(), Failure> {
             "--min-reps {} is above --max-reps {}",
             a.min_reps, a.max_reps
         )));
+    }
+    Ok(())
+}
+
+/// `--hostfile` and `--agent` only make sense for the launcher.
+pub(crate) fn check_placement(transport: Transport, placement: &Placement) -> Result<(), Failure> {
+    let placed = placement.hostfile.is_some() || placement.agent.is_some();
+    if placed && transport != Transport::Tcp {
+        return Err(Failure::Usage(
+            "--hostfile and --agent go to the launcher: use them with --transport tcp".into(),
+        ));
     }
     Ok(())
 }
@@ -329,7 +348,7 @@ fn methods(text: &str, compare_truth: bool) -> Result<Vec<Method>, Failure> {
 }
 
 /// The sizes in effect: rounded down to whole elements, without repeats.
-fn sizes(op: Collective, asked: &[usize]) -> Vec<usize> {
+pub(crate) fn sizes(op: Collective, asked: &[usize]) -> Vec<usize> {
     let mut out: Vec<usize> = Vec::new();
     for &b in asked {
         let b = measure::effective_bytes(op, b);
@@ -341,7 +360,7 @@ fn sizes(op: Collective, asked: &[usize]) -> Vec<usize> {
 }
 
 /// Every (implementation, size) of the sweep on one rank count.
-fn plan(
+pub(crate) fn plan(
     op: Collective,
     impls: Option<&[Implementation]>,
     sizes: &[usize],
@@ -365,7 +384,7 @@ fn plan(
 }
 
 /// Powers of two from 1K up to twice the message size.
-fn segment_sizes(bytes: usize) -> Vec<usize> {
+pub(crate) fn segment_sizes(bytes: usize) -> Vec<usize> {
     std::iter::successors(Some(1024usize), |s| s.checked_mul(2))
         .take_while(|&s| s <= bytes.saturating_mul(2))
         .collect()
@@ -373,7 +392,13 @@ fn segment_sizes(bytes: usize) -> Vec<usize> {
 
 /// Launches `p` copies of this command over tcp; rank 0's reported rows go
 /// to `sink` as they come.
-fn run_tcp(p: usize, a: &Args, sink: Sink, hosts: Arc<Mutex<Vec<String>>>) -> anyhow::Result<()> {
+pub(crate) fn run_tcp(
+    p: usize,
+    placement: &Placement,
+    timeout: u64,
+    sink: Sink,
+    hosts: Arc<Mutex<Vec<String>>>,
+) -> anyhow::Result<()> {
     let report = Arc::new(
         move |line: &[u8]| match serde_json::from_slice::<Report>(line) {
             Ok(Report::Rows(rows)) => sink(rows),
@@ -381,7 +406,7 @@ fn run_tcp(p: usize, a: &Args, sink: Sink, hosts: Arc<Mutex<Vec<String>>>) -> an
             Err(e) => eprintln!("autocoll: unreadable report from rank 0: {e}"),
         },
     );
-    launch::relaunch_self(p, &a.placement, a.timeout, REPORT_LINE, report).map_err(|f| match f {
+    launch::relaunch_self(p, placement, timeout, REPORT_LINE, report).map_err(|f| match f {
         Failure::Run(e) => e,
         Failure::Usage(m) => anyhow::anyhow!(m),
     })
@@ -402,10 +427,6 @@ fn as_rank(
         .context("joining the tcp job")
         .map_err(Failure::Run)?;
     comm.set_timeout(Duration::from_secs(a.timeout));
-    let say = |report: &Report| {
-        let json = serde_json::to_string(report).expect("JSON of plain data");
-        println!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
-    };
     if comm.rank() == 0 {
         say(&Report::Hosts(comm.hosts()));
     }
@@ -417,7 +438,13 @@ fn as_rank(
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_local(
+/// Prints a report for the launching process (rank 0 of a tcp run).
+pub(crate) fn say(report: &Report) {
+    let json = serde_json::to_string(report).expect("JSON of plain data");
+    println!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
+}
+
+pub(crate) fn run_local(
     p: usize,
     plan: &[Planned],
     opts: &Options,
@@ -438,7 +465,7 @@ fn run_local(
 /// What every rank runs: each planned point with each of its methods.
 /// Before each point rank 0 tells every rank whether to go on, so that an
 /// interrupt stops all ranks at the same point.
-fn rank_main(
+pub(crate) fn rank_main(
     comm: &mut Communicator,
     plan: &[Planned],
     opts: &Options,
@@ -480,7 +507,7 @@ fn rows_of(point: &Point, ranks: usize, found: Vec<Measurement>) -> Vec<Row> {
         .collect()
 }
 
-fn install_ctrl_c(stop: Arc<AtomicBool>) {
+pub(crate) fn install_ctrl_c(stop: Arc<AtomicBool>) {
     let result = ctrlc::set_handler(move || {
         if stop.swap(true, Ordering::Relaxed) {
             // A second Ctrl-C: the user does not want to wait for the point.
@@ -492,7 +519,7 @@ fn install_ctrl_c(stop: Arc<AtomicBool>) {
     }
 }
 
-fn progress(total: u64) -> ProgressBar {
+pub(crate) fn progress(total: u64) -> ProgressBar {
     let bar = ProgressBar::new(total);
     let style = ProgressStyle::with_template(
         "{bar:30} {pos}/{len} results, {elapsed_precise} elapsed, ETA {eta}",

@@ -4,6 +4,7 @@
 //! command line and maps outcomes to exit codes: 0 success, 1 a failed
 //! check or run, 2 bad arguments or input.
 
+mod adapt;
 mod args;
 mod bench;
 mod check;
@@ -11,6 +12,7 @@ mod cluster;
 mod launch;
 mod list;
 mod plot;
+mod tune;
 
 use std::process::ExitCode;
 
@@ -37,6 +39,11 @@ enum Command {
     Cluster(cluster::Args),
     /// Time implementations across rank counts and message sizes.
     Bench(bench::Args),
+    /// Sweep implementations and write the fastest per point as a tuning
+    /// file (and Open MPI / MPICH rules files).
+    Tune(tune::Args),
+    /// Run the lottery against every fixed candidate (the paper's Figure 7/8).
+    Adapt(adapt::Args),
 }
 
 /// A failure the user caused (exit 2) or a run that failed (exit 1).
@@ -61,6 +68,8 @@ fn main() -> ExitCode {
         Command::List(a) => list::run(a),
         Command::Cluster(a) => cluster::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Tune(a) => tune::run(a),
+        Command::Adapt(a) => adapt::run(a),
     };
     match outcome {
         Ok(code) => code,

@@ -161,3 +161,203 @@ fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
         (lo, hi)
     }
 }
+
+/// `tune --plot`: the paper's Figures 3–6 for each (op, size) measured, as
+/// (file name, SVG): time against ranks for each algorithm family at its
+/// best segment size (`{op}-{bytes}-time.svg`), and that best segment size
+/// against ranks (`{op}-{bytes}-segment.svg`, unsegmented drawn as the
+/// whole message).
+pub fn tune_figures(rows: &[Row]) -> Result<Vec<(String, String)>, String> {
+    // (op, bytes) → family → ranks → (median, segment)
+    type Best = BTreeMap<String, BTreeMap<usize, (f64, usize)>>;
+    let mut all: BTreeMap<(String, usize), Best> = BTreeMap::new();
+    let mut segmented = std::collections::BTreeSet::new();
+    for r in rows.iter().filter(|r| r.median_s.is_finite()) {
+        let Ok(imp) = r.imp.parse::<autocoll::Implementation>() else {
+            continue;
+        };
+        let seg = imp.seg.unwrap_or(r.bytes).min(r.bytes.max(1));
+        let has_seg = imp.seg.is_some();
+        let family = autocoll::Implementation { seg: None, ..imp }.to_string();
+        if has_seg {
+            segmented.insert(family.clone());
+        }
+        let slot = all
+            .entry((r.op.clone(), r.bytes))
+            .or_default()
+            .entry(family)
+            .or_default()
+            .entry(r.ranks)
+            .or_insert((f64::INFINITY, seg));
+        if r.median_s < slot.0 {
+            *slot = (r.median_s, seg);
+        }
+    }
+    let mut out = Vec::new();
+    for ((op, bytes), families) in all {
+        let size = format_bytes(bytes);
+        let time: BTreeMap<String, Vec<(f64, f64)>> = families
+            .iter()
+            .map(|(f, by)| {
+                (
+                    f.clone(),
+                    by.iter().map(|(&p, &(t, _))| (p as f64, t * 1e6)).collect(),
+                )
+            })
+            .collect();
+        let title = format!("{op}, {size} per rank: time at the best segment size");
+        out.push((
+            format!("{op}-{size}-time.svg"),
+            lines_svg(&title, "median time (µs)", time, |y| format!("{y:.0}"))?,
+        ));
+        let segs: BTreeMap<String, Vec<(f64, f64)>> = families
+            .iter()
+            .filter(|(f, _)| segmented.contains(*f))
+            .map(|(f, by)| {
+                (
+                    f.clone(),
+                    by.iter()
+                        .map(|(&p, &(_, s))| (p as f64, s as f64))
+                        .collect(),
+                )
+            })
+            .collect();
+        if !segs.is_empty() {
+            let title = format!("{op}, {size} per rank: best segment size");
+            out.push((
+                format!("{op}-{size}-segment.svg"),
+                lines_svg(&title, "best segment (bytes)", segs, |y| {
+                    format_bytes(y.round() as usize)
+                })?,
+            ));
+        }
+    }
+    if out.is_empty() {
+        return Err("no finished result to plot".into());
+    }
+    Ok(out)
+}
+
+/// Lines against ranks (linear x, log y), one colour per line.
+fn lines_svg(
+    title: &str,
+    y_desc: &str,
+    lines: BTreeMap<String, Vec<(f64, f64)>>,
+    y_label: impl Fn(&f64) -> String,
+) -> Result<String, String> {
+    let (x_lo, x_hi) = bounds(lines.values().flatten().map(|p| p.0));
+    let (y_lo, y_hi) = bounds(lines.values().flatten().map(|p| p.1));
+    let mut text = String::new();
+    {
+        let area = SVGBackend::with_string(&mut text, (900, 600)).into_drawing_area();
+        area.fill(&WHITE).map_err(|e| e.to_string())?;
+        let mut chart = ChartBuilder::on(&area)
+            .caption(title, ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(
+                (x_lo - 0.5)..(x_hi + 0.5),
+                (y_lo * 0.8..y_hi * 1.25).log_scale(),
+            )
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .x_desc("ranks")
+            .y_desc(y_desc)
+            .y_label_formatter(&y_label)
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (index, (name, points)) in lines.into_iter().enumerate() {
+            let style = PALETTE[index % PALETTE.len()].stroke_width(2);
+            chart
+                .draw_series(LineSeries::new(points, style))
+                .map_err(|e| e.to_string())?
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()
+            .map_err(|e| e.to_string())?;
+        area.present().map_err(|e| e.to_string())?;
+    }
+    Ok(text)
+}
+
+/// `adapt --plot`: per-call time of every series (Figure 8a, left) and the
+/// distribution of each series' times (Figure 8b, right, as the share of
+/// calls at or below a time). The lottery is drawn in black.
+pub fn adapt_svg(names: &[String], fixed: &[Vec<f64>], lottery: &[f64]) -> Result<String, String> {
+    let mut series: Vec<(String, Vec<f64>, RGBColor)> = names
+        .iter()
+        .zip(fixed)
+        .enumerate()
+        .map(|(i, (n, xs))| (n.clone(), xs.clone(), PALETTE[i % PALETTE.len()]))
+        .collect();
+    series.push(("lottery".into(), lottery.to_vec(), BLACK));
+    let all = series.iter().flat_map(|s| s.1.iter().map(|t| t * 1e6));
+    let (y_lo, y_hi) = bounds(all);
+    let calls = lottery.len().max(2) as f64;
+    let mut text = String::new();
+    {
+        let area = SVGBackend::with_string(&mut text, (1400, 600)).into_drawing_area();
+        area.fill(&WHITE).map_err(|e| e.to_string())?;
+        let (left, right) = area.split_horizontally(700);
+        let mut a = ChartBuilder::on(&left)
+            .caption("time per call", ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..calls, (y_lo * 0.8..y_hi * 1.25).log_scale())
+            .map_err(|e| e.to_string())?;
+        a.configure_mesh()
+            .x_desc("call")
+            .y_desc("time (µs)")
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (name, xs, colour) in &series {
+            let points = xs.iter().enumerate().map(|(i, t)| (i as f64, t * 1e6));
+            a.draw_series(LineSeries::new(points, colour.stroke_width(1)))
+                .map_err(|e| e.to_string())?
+                .label(name.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(2))
+                });
+        }
+        a.configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let mut b = ChartBuilder::on(&right)
+            .caption("distribution of call times", ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(60)
+            .build_cartesian_2d((y_lo * 0.8..y_hi * 1.25).log_scale(), 0.0..1.0)
+            .map_err(|e| e.to_string())?;
+        b.configure_mesh()
+            .x_desc("time (µs)")
+            .y_desc("share of calls ≤ time")
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (_, xs, colour) in &series {
+            let mut sorted: Vec<f64> = xs.iter().map(|t| t * 1e6).collect();
+            sorted.sort_by(f64::total_cmp);
+            let n = sorted.len() as f64;
+            let points = sorted
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| (t, (i + 1) as f64 / n));
+            b.draw_series(LineSeries::new(points, colour.stroke_width(2)))
+                .map_err(|e| e.to_string())?;
+        }
+        area.present().map_err(|e| e.to_string())?;
+    }
+    Ok(text)
+}

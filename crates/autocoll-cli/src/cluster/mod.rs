@@ -8,7 +8,7 @@
 //! already exists.
 
 mod net;
-mod spec;
+pub(crate) mod spec;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

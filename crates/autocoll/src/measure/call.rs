@@ -15,8 +15,9 @@ enum Buffers {
     F64 { send: Vec<f64>, recv: Vec<f64> },
 }
 
-/// Makes calls of one implementation at one message size.
-pub(crate) struct Caller {
+/// Makes calls of one implementation at one message size, with buffers
+/// made once (so that timing loops time the call, not allocation).
+pub struct Caller {
     imp: Implementation,
     bufs: Buffers,
     sum: Op<f64>,
@@ -33,6 +34,7 @@ pub fn effective_bytes(op: Collective, bytes: usize) -> usize {
 }
 
 impl Caller {
+    /// Buffers for `imp` with `bytes` per rank on `size` ranks.
     pub fn new(imp: &Implementation, bytes: usize, size: usize) -> Caller {
         let n = effective_bytes(imp.op, bytes);
         let bufs = match imp.op {
@@ -81,6 +83,25 @@ impl Caller {
                 comm.allreduce_with(imp, send, recv, &self.sum)
             }
             (_, _) => comm.barrier_with(imp),
+        }
+    }
+
+    /// One call of the same collective and size through the communicator's
+    /// selector instead of the fixed implementation (`autocoll adapt` times
+    /// the lottery against the fixed candidates with the same buffers).
+    pub fn call_selected(&mut self, comm: &mut Communicator, root: usize) -> Result<()> {
+        match (&mut self.bufs, self.imp.op) {
+            (Buffers::Bytes { recv, .. }, Collective::Bcast) => comm.bcast(recv, root),
+            (Buffers::Bytes { send, recv }, Collective::Scatter) => comm.scatter(send, recv, root),
+            (Buffers::Bytes { send, recv }, Collective::Gather) => comm.gather(send, recv, root),
+            (Buffers::Bytes { send, recv }, Collective::Allgather) => comm.allgather(send, recv),
+            (Buffers::F64 { send, recv }, Collective::Reduce) => {
+                comm.reduce(send, recv, &self.sum, root)
+            }
+            (Buffers::F64 { send, recv }, Collective::Allreduce) => {
+                comm.allreduce(send, recv, &self.sum)
+            }
+            (_, _) => comm.barrier(),
         }
     }
 }

@@ -23,7 +23,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-pub use call::effective_bytes;
+pub use call::{effective_bytes, Caller};
 pub use driver::{agree, run_point};
 pub use stats::Summary;
 

@@ -9,7 +9,7 @@
 //! (its proposal). Once every candidate has been tried `min_tries` times, a
 //! candidate whose average is more than two standard deviations above the
 //! best is left out of exploration; it is let back in after `readmit_after`
-//! draws for one more trial, and all are let back in when drift is seen. A
+//! draws and measured afresh (its old average forgotten), and all are let back in when drift is seen. A
 //! drawn candidate holds for a time-to-live that grows with its share.
 //! Before the lottery proper, a warm-up tries every candidate `min_tries`
 //! times (least-tried first, one call each).
@@ -70,7 +70,7 @@ impl Default for Params {
             policy: Policy::Uniform,
             weight: 0.2,
             min_tries: 3,
-            readmit_after: 100,
+            readmit_after: 50,
             ttl_scale: 10.0,
             drift_sigmas: 3.0,
             drift_ratio: 1.25,
@@ -323,8 +323,24 @@ impl Pool {
             .min_by_key(|&i| self.candidates[i].count)
     }
 
+    /// Lets left-out candidates whose time is up back in with their average
+    /// forgotten, so that the warm-up measures them afresh. One trial
+    /// folded into a stale average (weight `weight`) could not undo a bad
+    /// first impression, such as warm-up calls over cold connections: the
+    /// lottery would stay on a slower candidate for the rest of the run.
+    fn readmit(&mut self) {
+        let draws = self.draws;
+        for s in &mut self.candidates {
+            if s.excluded_until.is_some_and(|until| draws >= until) {
+                s.excluded_until = None;
+                s.count = 0;
+            }
+        }
+    }
+
     /// Draws the next candidate with `u`, a uniform number in [0, 1).
     pub fn draw(&mut self, u: f64, p: &Params) -> Draw {
+        self.readmit();
         if let Some(index) = self.warm_up(p) {
             return Draw { index, ttl: 1 };
         }

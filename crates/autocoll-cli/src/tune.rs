@@ -1,0 +1,572 @@
+//! `autocoll tune`: sweep collectives × rank counts × sizes × implementations
+//! with `bench`'s machinery, keep the fastest per point, and write a tuning
+//! file (and Open MPI / MPICH exports, and the paper's Figures 3–6).
+//!
+//! Every finished point is saved (atomically) to `<out>.partial.json`, so
+//! `--resume` continues an interrupted sweep where it stopped.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context;
+use autocoll::measure::{Method, Options};
+use autocoll::select::{export, Rule, Table};
+use autocoll::{Collective, Implementation};
+use serde::{Deserialize, Serialize};
+
+use crate::bench::{self, Planned, Row, Sink, Transport};
+use crate::launch::{self, Placement};
+use crate::{args, plot, Failure};
+
+/// Schema of the partial-results file.
+const PARTIAL_SCHEMA: &str = "autocoll.tune-partial/1";
+
+/// Upper end of the last size range: sizes above the largest measured one
+/// get its winner (a range must end somewhere; 1G keeps exports readable).
+const TOP_BYTES: usize = 1 << 30;
+
+/// Arguments of `autocoll tune`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Collectives to tune (comma list, or `all`).
+    #[arg(long)]
+    op: String,
+    /// Implementation ids (comma list) to choose among, or `all` for every
+    /// family with segment sizes from 1K up to twice the message size.
+    #[arg(long = "impl", default_value = "all")]
+    imp: String,
+    /// Ranks: `4`, a list `2,4,8` or a range `2..16`.
+    #[arg(short = 'n', default_value = "4")]
+    ranks: String,
+    /// Bytes per rank: a list (K, M suffixes) or a range `1K..1M` stepping
+    /// by ×--step.
+    #[arg(long, default_value = "1K..64K")]
+    bytes: String,
+    /// Factor between the sizes of a --bytes range.
+    #[arg(long, default_value_t = 4)]
+    step: usize,
+    /// Root of rooted collectives.
+    #[arg(long, default_value_t = 0)]
+    root: usize,
+    /// Method that ranks the implementations: `auto` (truth when the ranks
+    /// share a clock, else ol-i), `truth` or `ol-i`.
+    #[arg(long, default_value = "auto")]
+    method: String,
+    /// Stop repeating when the relative standard error of the mean is below this.
+    #[arg(long, default_value_t = 0.03)]
+    rse: f64,
+    /// Repetitions at least.
+    #[arg(long, default_value_t = 5)]
+    min_reps: usize,
+    /// Repetitions at most.
+    #[arg(long, default_value_t = 30)]
+    max_reps: usize,
+    /// Calls per repetition (M).
+    #[arg(long, default_value_t = 10)]
+    calls: usize,
+    /// Untimed warm-up calls per point.
+    #[arg(long, default_value_t = 5)]
+    warmup: usize,
+    /// Where the ranks run.
+    #[arg(long, value_enum, default_value_t = Transport::Local)]
+    transport: Transport,
+    #[command(flatten)]
+    placement: Placement,
+    /// Seconds a rank waits for a peer before giving up.
+    #[arg(long, default_value_t = 30)]
+    timeout: u64,
+    /// The tuning file to write (loadable by `Table`).
+    #[arg(long)]
+    out: PathBuf,
+    /// Also write an Open MPI dynamic rules file.
+    #[arg(long)]
+    export_ompi: Option<PathBuf>,
+    /// Open MPI rules file format: 1 (classic, Open MPI 4.1) or 2 (≥ 5.0.7).
+    #[arg(long, default_value_t = 1)]
+    ompi_format: u32,
+    /// Also write an MPICH collective-selection JSON file.
+    #[arg(long)]
+    export_mpich: Option<PathBuf>,
+    /// Draw the paper's Figures 3–6 (per op and size) as SVGs into this directory.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Continue from the partial results of an interrupted sweep.
+    #[arg(long)]
+    resume: bool,
+}
+
+/// The partial results, saved after every point.
+#[derive(Serialize, Deserialize)]
+struct Partial {
+    schema: String,
+    rows: Vec<Row>,
+}
+
+/// What a rank must know to build its share of the sweep.
+struct Sweep {
+    ops: Vec<(Collective, Vec<usize>, Option<Vec<Implementation>>)>,
+    root: usize,
+    method: Option<Method>,
+    done: BTreeSet<(String, usize, usize)>,
+}
+
+impl Sweep {
+    /// The points still to measure on `p` ranks with `method`.
+    fn plan(&self, p: usize, method: Method) -> Vec<Planned> {
+        let mut out = Vec::new();
+        for (op, sizes, impls) in &self.ops {
+            let root = if op.rooted() { self.root } else { 0 };
+            for planned in bench::plan(*op, impls.as_deref(), sizes, root, &[method]) {
+                let key = (planned.point.imp.to_string(), p, planned.point.bytes);
+                if !self.done.contains(&key) {
+                    out.push(planned);
+                }
+            }
+        }
+        out
+    }
+}
+
+pub fn run(a: Args) -> Result<ExitCode, Failure> {
+    let sweep = sweep_of(&a)?;
+    let ranks = args::ranks(&a.ranks)?;
+    if sweep.ops.iter().any(|(op, _, _)| op.rooted()) {
+        if let Some(&p) = ranks.iter().find(|&&p| a.root >= p) {
+            return Err(Failure::Usage(format!(
+                "--root {} is not a rank of a {p}-rank job",
+                a.root
+            )));
+        }
+    }
+    if !(1..=2).contains(&a.ompi_format) {
+        return Err(Failure::Usage(format!(
+            "--ompi-format {} is not 1 or 2",
+            a.ompi_format
+        )));
+    }
+    let opts = Options {
+        calls: a.calls,
+        warmup: a.warmup,
+        min_reps: a.min_reps,
+        max_reps: a.max_reps,
+        rse: a.rse,
+    };
+    bench::check_sweep(a.transport, &a.placement, &opts)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    bench::install_ctrl_c(stop.clone());
+    if a.transport == Transport::Tcp && launch::is_rank() {
+        return as_rank(&a, &sweep, &opts, &stop);
+    }
+    let partial = partial_path(&a.out);
+    let old = if a.resume {
+        load_partial(&partial)?
+    } else {
+        Vec::new()
+    };
+    let total: usize = ranks
+        .iter()
+        .map(|&p| sweep.plan(p, Method::OlI).len())
+        .sum();
+    let bar = bench::progress(total as u64);
+    if !old.is_empty() {
+        eprintln!(
+            "autocoll: resuming: {} points done, {total} to go",
+            old.len()
+        );
+    }
+    let rows = Arc::new(Mutex::new(old));
+    let sink = saving_sink(rows.clone(), partial.clone(), bar.clone());
+    let mut outcome = Ok(());
+    for &p in &ranks {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        outcome = match a.transport {
+            Transport::Local => {
+                let method = sweep.method.unwrap_or(Method::Truth);
+                let plan = sweep.plan(p, method);
+                let timeout = Duration::from_secs(a.timeout);
+                bench::run_local(p, &plan, &opts, timeout, &stop, &*sink)
+            }
+            Transport::Tcp => {
+                let hosts = Arc::new(Mutex::new(Vec::new()));
+                bench::run_tcp(p, &a.placement, a.timeout, sink.clone(), hosts)
+            }
+        };
+        if outcome.is_err() {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    outcome.map_err(Failure::Run)?;
+    let rows = std::mem::take(&mut *rows.lock().unwrap_or_else(|p| p.into_inner()));
+    if stop.load(Ordering::Relaxed) {
+        eprintln!(
+            "autocoll: interrupted; {} points saved in {}: continue with --resume",
+            rows.len(),
+            partial.display()
+        );
+        return Ok(ExitCode::from(130));
+    }
+    write_outputs(&a, &rows)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The collectives, their sizes and candidate lists, and what is done.
+fn sweep_of(a: &Args) -> Result<Sweep, Failure> {
+    let ops = args::ops(&a.op)?;
+    let impls = args::impls(&a.imp)?;
+    let bytes = args::bytes(&a.bytes, a.step)?;
+    let method = match a.method.as_str() {
+        "auto" => None,
+        "truth" => Some(Method::Truth),
+        "ol-i" => Some(Method::OlI),
+        other => {
+            return Err(Failure::Usage(format!(
+                "--method `{other}`: tune ranks by auto, truth or ol-i"
+            )))
+        }
+    };
+    let mut out = Vec::new();
+    for op in ops {
+        let mine = match &impls {
+            Some(list) => {
+                let mine: Vec<Implementation> =
+                    list.iter().filter(|i| i.op == op).cloned().collect();
+                if mine.is_empty() {
+                    return Err(Failure::Usage(format!(
+                        "tune: no candidates for {op}: --impl names none of its implementations"
+                    )));
+                }
+                Some(mine)
+            }
+            None => None,
+        };
+        out.push((op, bench::sizes(op, &bytes), mine));
+    }
+    let mut sweep = Sweep {
+        ops: out,
+        root: a.root,
+        method,
+        done: BTreeSet::new(),
+    };
+    if a.resume {
+        // Ranks of a tcp job read the file too: they start before any new
+        // point is saved, so all of them see the same done points.
+        let rows = load_partial(&partial_path(&a.out))?;
+        sweep.done = rows
+            .iter()
+            .map(|r| (r.imp.clone(), r.ranks, r.bytes))
+            .collect();
+    }
+    Ok(sweep)
+}
+
+/// `FILE.toml` → `FILE.toml.partial.json`.
+pub fn partial_path(out: &Path) -> PathBuf {
+    let mut name = out.as_os_str().to_owned();
+    name.push(".partial.json");
+    PathBuf::from(name)
+}
+
+fn load_partial(path: &Path) -> Result<Vec<Row>, Failure> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(Failure::Run(anyhow::anyhow!(
+                "reading {}: {e}",
+                path.display()
+            )))
+        }
+    };
+    let doc: Partial = serde_json::from_str(&text).map_err(|e| {
+        Failure::Usage(format!(
+            "{}:{}: {e} (delete it to start the sweep afresh)",
+            path.display(),
+            e.line()
+        ))
+    })?;
+    if doc.schema != PARTIAL_SCHEMA {
+        return Err(Failure::Usage(format!(
+            "{}: unsupported schema `{}` (this autocoll reads {PARTIAL_SCHEMA})",
+            path.display(),
+            doc.schema
+        )));
+    }
+    Ok(doc.rows)
+}
+
+/// A sink that keeps the rows, saves them all after every point, and
+/// advances the bar.
+fn saving_sink(rows: Arc<Mutex<Vec<Row>>>, path: PathBuf, bar: indicatif::ProgressBar) -> Sink {
+    Arc::new(move |batch: Vec<Row>| {
+        let mut all = rows.lock().unwrap_or_else(|p| p.into_inner());
+        bar.inc(batch.len() as u64);
+        all.extend(batch);
+        let doc = Partial {
+            schema: PARTIAL_SCHEMA.into(),
+            rows: all.clone(),
+        };
+        let text = serde_json::to_vec(&doc).expect("JSON of plain data");
+        if let Err(e) = autocoll::files::write_atomic(&path, &text) {
+            bar.suspend(|| eprintln!("autocoll: warning: could not save partial results: {e}"));
+        }
+    })
+}
+
+/// One rank of a tcp run: this job size's share of the sweep.
+fn as_rank(
+    a: &Args,
+    sweep: &Sweep,
+    opts: &Options,
+    stop: &AtomicBool,
+) -> Result<ExitCode, Failure> {
+    let mut comm = autocoll::init()
+        .context("joining the tcp job")
+        .map_err(Failure::Run)?;
+    comm.set_timeout(Duration::from_secs(a.timeout));
+    let method = sweep.method.unwrap_or(if comm.shared_clock() {
+        Method::Truth
+    } else {
+        Method::OlI
+    });
+    let plan = sweep.plan(comm.size(), method);
+    let sink = |rows: Vec<Row>| bench::say(&bench::Report::Rows(rows));
+    bench::rank_main(&mut comm, &plan, opts, stop, &sink)
+        .context("running the sweep")
+        .map_err(Failure::Run)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The fastest implementation (by median) of every (op, ranks, bytes).
+pub fn winners(rows: &[Row]) -> BTreeMap<(String, usize, usize), Row> {
+    let mut best: BTreeMap<(String, usize, usize), Row> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.median_s.is_finite()) {
+        let key = (r.op.clone(), r.ranks, r.bytes);
+        match best.get(&key) {
+            Some(b) if b.median_s <= r.median_s => {}
+            _ => {
+                best.insert(key, r.clone());
+            }
+        }
+    }
+    best
+}
+
+/// The winners as non-overlapping rules: neighbouring sizes with the same
+/// winner merge into one size range (from 0, each up to the next range's
+/// start − 1, the last to 1G), and neighbouring rank counts with the same
+/// size ranges merge into one rank range (each up to the next measured
+/// count − 1, the last ending at the largest count measured).
+pub fn table_of(rows: &[Row]) -> Result<Table, String> {
+    let best = winners(rows);
+    let mut per_op: BTreeMap<String, BTreeMap<usize, Vec<(usize, String)>>> = BTreeMap::new();
+    for ((op, p, bytes), r) in &best {
+        per_op
+            .entry(op.clone())
+            .or_default()
+            .entry(*p)
+            .or_default()
+            .push((*bytes, r.imp.clone()));
+    }
+    let mut rules = Vec::new();
+    for (op, by_ranks) in per_op {
+        let op: Collective = op.parse().map_err(|e: String| e)?;
+        let spans: Vec<(usize, Vec<SizeRange>)> = by_ranks
+            .into_iter()
+            .map(|(p, winners)| (p, size_ranges(&winners)))
+            .collect();
+        let mut i = 0;
+        while i < spans.len() {
+            let mut j = i;
+            while j + 1 < spans.len() && spans[j + 1].1 == spans[i].1 {
+                j += 1;
+            }
+            let lo = spans[i].0;
+            let hi = match spans.get(j + 1) {
+                Some(next) => next.0 - 1,
+                None => spans[j].0,
+            };
+            for (b_lo, b_hi, imp) in &spans[i].1 {
+                let imp: Implementation = imp.parse().map_err(|e| format!("{e}"))?;
+                rules.push(Rule {
+                    op,
+                    ranks: lo..=hi,
+                    bytes: *b_lo..=*b_hi,
+                    imp,
+                });
+            }
+            i = j + 1;
+        }
+    }
+    Ok(Table { rules })
+}
+
+/// Bytes from, bytes to (inclusive), winner.
+type SizeRange = (usize, usize, String);
+
+/// Sorted (bytes, winner) → contiguous (lo, hi, winner) ranges from 0.
+fn size_ranges(winners: &[(usize, String)]) -> Vec<SizeRange> {
+    let mut out: Vec<SizeRange> = Vec::new();
+    for (bytes, imp) in winners {
+        match out.last_mut() {
+            Some(last) if last.2 == *imp => {}
+            Some(last) => {
+                last.1 = bytes - 1;
+                out.push((*bytes, *bytes, imp.clone()));
+            }
+            None => out.push((0, *bytes, imp.clone())),
+        }
+    }
+    if let Some(last) = out.last_mut() {
+        last.1 = winners.last().map_or(0, |w| w.0).max(TOP_BYTES);
+    }
+    out
+}
+
+fn write_outputs(a: &Args, rows: &[Row]) -> Result<(), Failure> {
+    let table = table_of(rows).map_err(|e| Failure::Run(anyhow::anyhow!("{e}")))?;
+    let write = |path: &PathBuf, data: &[u8], what: &str| {
+        autocoll::files::write_atomic(path, data)
+            .with_context(|| format!("writing {what} {}", path.display()))
+            .map_err(Failure::Run)
+    };
+    let comment = format!(
+        "Written by `autocoll tune` from {} measurements ({} points).\n\
+         Fastest implementation per (op, ranks, bytes) by median time; neighbouring\n\
+         sizes and rank counts with the same winner are merged into ranges.",
+        rows.len(),
+        winners(rows).len()
+    );
+    write(&a.out, table.to_toml(&comment).as_bytes(), "--out")?;
+    println!("{}", summary(&table));
+    if let Some(path) = &a.export_ompi {
+        write(
+            path,
+            export::to_ompi(&table, a.ompi_format).as_bytes(),
+            "--export-ompi",
+        )?;
+    }
+    if let Some(path) = &a.export_mpich {
+        write(path, export::to_mpich(&table).as_bytes(), "--export-mpich")?;
+    }
+    if let Some(dir) = &a.plot {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("making --plot directory {}", dir.display()))
+            .map_err(Failure::Run)?;
+        for (name, svg) in
+            plot::tune_figures(rows).map_err(|e| Failure::Run(anyhow::anyhow!("plot: {e}")))?
+        {
+            write(&dir.join(name), svg.as_bytes(), "--plot")?;
+        }
+    }
+    Ok(())
+}
+
+/// The rules, one per line.
+fn summary(table: &Table) -> String {
+    let mut out = format!("{:<10} {:>9} {:>16}  impl", "op", "ranks", "bytes");
+    for r in &table.rules {
+        let show = |x: &std::ops::RangeInclusive<usize>| {
+            format!(
+                "{}..{}",
+                autocoll::select::format_bytes(*x.start()),
+                autocoll::select::format_bytes(*x.end())
+            )
+        };
+        out.push_str(&format!(
+            "\n{:<10} {:>9} {:>16}  {}",
+            r.op.to_string(),
+            format!("{}..{}", r.ranks.start(), r.ranks.end()),
+            show(&r.bytes),
+            r.imp
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(ranks: usize, bytes: usize, imp: &str, median: f64) -> Row {
+        let json = serde_json::json!({
+            "op": "bcast", "impl": imp, "ranks": ranks, "bytes": bytes, "root": 0,
+            "method": "truth", "reps": 5, "discarded": 0, "mean_s": median,
+            "median_s": median, "min_s": median, "max_s": median, "stddev_s": 0.0,
+            "ci95_lo_s": median, "ci95_hi_s": median, "raw_s": [median],
+        });
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn winners_merge_into_contiguous_ranges() {
+        let mut rows = Vec::new();
+        for p in [2, 4, 8] {
+            for (bytes, fast) in [
+                (1024, "bcast:binomial"),
+                (4096, "bcast:binomial"),
+                (65536, "bcast:chain:seg=8K"),
+            ] {
+                let fast = if p == 8 && bytes == 4096 {
+                    "bcast:flat"
+                } else {
+                    fast
+                };
+                rows.push(row(p, bytes, fast, 1.0));
+                rows.push(row(p, bytes, "bcast:binary", 2.0));
+            }
+        }
+        let table = table_of(&rows).unwrap();
+        let text = table.to_toml("test");
+        let back = Table::parse(&text, "test").unwrap();
+        assert_eq!(back, table);
+        // 2 and 4 ranks share their winners: one rank range 2..7.
+        let r = &table.rules[0];
+        assert_eq!((r.ranks.clone(), r.bytes.clone()), (2..=7, 0..=65535));
+        assert_eq!(table.rules[1].bytes, 65536..=TOP_BYTES);
+        assert_eq!(table.rules.len(), 2 + 3);
+        for p in 2..=8 {
+            for (bytes, want) in [
+                (0, "bcast:binomial"),
+                (1024, "bcast:binomial"),
+                (1 << 20, "bcast:chain:seg=8K"),
+            ] {
+                assert_eq!(
+                    table
+                        .lookup(Collective::Bcast, p, bytes)
+                        .unwrap()
+                        .to_string(),
+                    want
+                );
+            }
+        }
+        assert_eq!(
+            table
+                .lookup(Collective::Bcast, 8, 4096)
+                .unwrap()
+                .to_string(),
+            "bcast:flat"
+        );
+        assert_eq!(
+            table
+                .lookup(Collective::Bcast, 7, 4096)
+                .unwrap()
+                .to_string(),
+            "bcast:binomial"
+        );
+    }
+
+    #[test]
+    fn partial_file_sits_beside_the_table() {
+        assert_eq!(
+            partial_path(Path::new("out/t.toml")),
+            PathBuf::from("out/t.toml.partial.json")
+        );
+    }
+}

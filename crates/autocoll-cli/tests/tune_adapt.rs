@@ -1,0 +1,191 @@
+//! `autocoll tune` and `autocoll adapt` end to end on local threads, at
+//! sizes small enough to finish in seconds on a loaded machine.
+
+mod support;
+
+use std::path::Path;
+
+use autocoll::select::Table;
+use autocoll::Collective;
+use support::autocoll;
+
+fn tune(dir: &Path, extra: &[&str]) -> std::process::Output {
+    autocoll()
+        .args([
+            "tune",
+            "--op",
+            "bcast,allreduce",
+            "-n",
+            "2,3",
+            "--bytes",
+            "1K,4K",
+        ])
+        .args([
+            "--impl",
+            "bcast:flat,bcast:chain:seg=1K,allreduce:ring,allreduce:recursive-doubling",
+        ])
+        .args(["--max-reps", "5", "--calls", "4", "--warmup", "2"])
+        .arg("--out")
+        .arg(dir.join("t.toml"))
+        .args(extra)
+        .output()
+        .expect("autocoll runs")
+}
+
+/// The table's lookups return the winners the partial results record.
+#[test]
+fn tune_writes_a_table_of_the_measured_winners_and_resumes() {
+    let dir = tempdir("tune");
+    let (ompi, mpich) = (dir.join("o.rules"), dir.join("m.json"));
+    let exports = [
+        "--export-ompi",
+        ompi.to_str().unwrap(),
+        "--export-mpich",
+        mpich.to_str().unwrap(),
+    ];
+    let out = tune(&dir, &exports);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::read_to_string(&ompi).unwrap().lines().count() > 3);
+    assert!(std::fs::read_to_string(&mpich)
+        .unwrap()
+        .contains("collective="));
+    let table = Table::load(&dir.join("t.toml")).expect("a loadable tuning file");
+    let partial = std::fs::read_to_string(dir.join("t.toml.partial.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&partial).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2 * 2 * 2 * 2, "every (op, ranks, bytes, impl)");
+    for r in rows {
+        let (op, p, bytes) = (
+            r["op"].as_str().unwrap(),
+            r["ranks"].as_u64().unwrap() as usize,
+            r["bytes"].as_u64().unwrap() as usize,
+        );
+        let fastest = rows
+            .iter()
+            .filter(|o| o["op"] == r["op"] && o["ranks"] == r["ranks"] && o["bytes"] == r["bytes"])
+            .filter(|o| o["median_s"].is_f64())
+            .min_by(|a, b| {
+                a["median_s"]
+                    .as_f64()
+                    .unwrap()
+                    .total_cmp(&b["median_s"].as_f64().unwrap())
+            })
+            .unwrap();
+        let op: Collective = op.parse().unwrap();
+        let got = table
+            .lookup(op, p, bytes)
+            .expect("a rule for every measured point");
+        assert_eq!(got.to_string(), fastest["impl"].as_str().unwrap());
+    }
+    // A resumed sweep with everything done measures nothing new.
+    let again = tune(&dir, &["--resume"]);
+    assert!(again.status.success());
+    let after = std::fs::read_to_string(dir.join("t.toml.partial.json")).unwrap();
+    assert_eq!(after, partial, "no point measured twice");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("resuming: 16 points done"));
+}
+
+#[test]
+fn tune_without_candidates_for_an_op_is_a_usage_error() {
+    let dir = tempdir("tune-none");
+    let out = autocoll()
+        .args([
+            "tune",
+            "--op",
+            "bcast,reduce",
+            "--impl",
+            "bcast:flat",
+            "--out",
+        ])
+        .arg(dir.join("t.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no candidates for reduce"));
+}
+
+fn adapt(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let json = dir.join("a.json");
+    let out = autocoll()
+        .args(["adapt", "--op", "bcast", "-n", "3", "--bytes", "8K"])
+        .args(["--impl", "bcast:flat,bcast:chain:seg=1K"])
+        .arg("--json")
+        .arg(&json)
+        .args(extra)
+        .output()
+        .expect("autocoll runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+}
+
+#[test]
+fn adapt_reports_the_schema_with_consistent_ratios() {
+    let dir = tempdir("adapt");
+    let r = adapt(&dir, &["--calls", "100"]);
+    assert_eq!(r["schema"], "autocoll.adapt/1");
+    for key in [
+        "op",
+        "ranks",
+        "bytes",
+        "calls",
+        "candidates",
+        "alpha",
+        "fixed",
+        "oracle",
+        "lottery",
+        "mean_ratio",
+        "median_ratio",
+    ] {
+        assert!(!r[key].is_null(), "{key} missing");
+    }
+    for key in [
+        "mean_s",
+        "median_s",
+        "settled_at_call",
+        "explore_share",
+        "final_impl",
+    ] {
+        assert!(r["lottery"].get(key).is_some(), "lottery.{key} missing");
+    }
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    let ratio = f(&r["lottery"]["mean_s"]) / f(&r["oracle"]["mean_s"]);
+    assert!((ratio - f(&r["mean_ratio"])).abs() < 1e-9);
+    let ratio = f(&r["lottery"]["median_s"]) / f(&r["oracle"]["median_s"]);
+    assert!((ratio - f(&r["median_ratio"])).abs() < 1e-9);
+    let best = r["fixed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| f(&x["mean_s"]))
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(
+        best,
+        f(&r["oracle"]["mean_s"]),
+        "the oracle is the best fixed candidate"
+    );
+}
+
+/// A 3 ms sleep on every segment rank 1 receives costs the 8-segment chain
+/// 8 sleeps per call and the flat tree one: the lottery must end on flat.
+#[test]
+fn adapt_disturbed_by_a_local_delay_moves_the_lottery() {
+    let dir = tempdir("adapt-disturb");
+    let r = adapt(&dir, &["--calls", "160", "--disturb", "rank=1,delay=3ms"]);
+    assert_eq!(r["disturb"]["best_after"], "bcast:flat");
+    assert_eq!(r["lottery"]["final_impl"], "bcast:flat");
+}
+
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("autocoll-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
