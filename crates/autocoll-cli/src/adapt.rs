@@ -438,17 +438,19 @@ fn rank_main(comm: &mut Communicator, s: &Setup) -> anyhow::Result<Option<Trace>
             if k == half {
                 restore = start_disturbance(comm, s, delay.as_deref())?;
             }
-            for (c, caller) in callers.iter_mut().enumerate() {
+            // Each round starts one series further on, the lottery's
+            // included, so no series always runs in the same place of a
+            // round (first after the disturbance, last before the next).
+            for j in 0..series {
+                let c = (j + k) % series;
                 comm.barrier_with(&barrier)?;
                 enter[c * s.calls + k] = now_ns();
-                caller.call(comm, s.root)?;
+                match callers.get_mut(c) {
+                    Some(caller) => caller.call(comm, s.root)?,
+                    None => callers[0].call_selected(comm, s.root)?,
+                }
                 leave[c * s.calls + k] = now_ns();
             }
-            let at = (series - 1) * s.calls + k;
-            comm.barrier_with(&barrier)?;
-            enter[at] = now_ns();
-            callers[0].call_selected(comm, s.root)?;
-            leave[at] = now_ns();
         }
         Ok(())
     })();

@@ -71,7 +71,7 @@ impl Default for Params {
             weight: 0.2,
             min_tries: 3,
             readmit_after: 50,
-            ttl_scale: 10.0,
+            ttl_scale: 30.0,
             drift_sigmas: 3.0,
             drift_ratio: 1.25,
         }

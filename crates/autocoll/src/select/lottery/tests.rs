@@ -170,12 +170,13 @@ fn ttl_grows_with_the_share() {
         }
     }
     let best = l.draw(0.1, &p);
-    assert_eq!((best.index, best.ttl), (0, 9));
+    assert_eq!(best.index, 0);
+    assert_eq!(best.ttl, 1 + (p.ttl_scale * p.alpha).floor() as u32);
     let other = l.draw(0.95, &p);
-    assert_eq!(
-        (other.index, other.ttl),
-        (2, 1),
-        "an exploration draw holds one call"
+    assert_eq!(other.index, 2);
+    assert!(
+        other.ttl >= 1 && other.ttl < best.ttl,
+        "an exploration holds shorter: {other:?} vs {best:?}"
     );
 }
 
