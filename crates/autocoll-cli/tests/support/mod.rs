@@ -30,21 +30,36 @@ pub fn cannot_make_clusters() -> Option<&'static str> {
 }
 
 /// An emulated cluster, brought down when dropped (passed test or not).
+///
+/// It is a private copy of a shipped spec, with a name and a /24 of its
+/// own (from the process id), so that tests running at once, or a cluster
+/// of the same spec that a developer has up, do not tear each other down.
 pub struct Cluster {
     spec: PathBuf,
     out: PathBuf,
     name: String,
+    subnet: String,
 }
 
 impl Cluster {
-    /// Brings up the cluster of `spec` (relative to the repository), with
-    /// its files under `out/<name>/`.
+    /// Brings up a private copy of `spec` (relative to the repository),
+    /// with its files under `out/<name>/`.
     pub fn up(spec: &str, out: PathBuf) -> Cluster {
-        let spec = repo().join(spec);
-        let text = std::fs::read_to_string(&spec).expect("spec readable");
-        let table: toml::Table = text.parse().expect("spec is TOML");
-        let name = table["name"].as_str().expect("spec has a name").to_string();
-        let cluster = Cluster { spec, out, name };
+        let text = std::fs::read_to_string(repo().join(spec)).expect("spec readable");
+        let mut table: toml::Table = text.parse().expect("spec is TOML");
+        let (name, subnet) = private_name_and_subnet(spec);
+        table.insert("name".into(), name.clone().into());
+        table.insert("subnet".into(), subnet.clone().into());
+        std::fs::create_dir_all(&out).expect("cluster directory");
+        let copy = out.join(format!("{name}.toml"));
+        std::fs::write(&copy, toml::to_string(&table).expect("spec serialises"))
+            .expect("spec copy written");
+        let cluster = Cluster {
+            spec: copy,
+            out,
+            name,
+            subnet,
+        };
         let up = cluster.run("up");
         assert!(
             up.status.success(),
@@ -52,6 +67,11 @@ impl Cluster {
             String::from_utf8_lossy(&up.stderr)
         );
         cluster
+    }
+
+    /// The cluster's /24.
+    pub fn subnet(&self) -> &str {
+        &self.subnet
     }
 
     /// The directory holding the cluster's hostfiles and agent.
@@ -85,4 +105,15 @@ impl Drop for Cluster {
             );
         }
     }
+}
+
+/// A name (at most 6 characters, so that interface names stay within 15)
+/// and a /24 for this process's copy of `spec`.
+fn private_name_and_subnet(spec: &str) -> (String, String) {
+    let salt: u32 = spec.bytes().map(u32::from).sum();
+    let id = (std::process::id() + salt) % 50_000;
+    (
+        format!("t{id}"),
+        format!("10.{}.{}.0/24", 100 + id % 100, (id / 100) % 250),
+    )
 }
