@@ -399,8 +399,8 @@ impl Selector for Logged {
         self.inner.wants_times()
     }
 
-    fn record(&mut self, imp: &Implementation, bytes: usize, seconds: f64) {
-        self.inner.record(imp, bytes, seconds)
+    fn record(&mut self, imp: &Implementation, bytes: usize, enter_ns: u64, leave_ns: u64) {
+        self.inner.record(imp, bytes, enter_ns, leave_ns)
     }
 
     fn save(&mut self) -> autocoll::Result<()> {

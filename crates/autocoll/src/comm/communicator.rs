@@ -2,12 +2,13 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytemuck::Pod;
 use bytes::Bytes;
 
 use super::{CallSig, Tag, Transport};
+use crate::clock::now_ns;
 use crate::coll::op::{Element, Op};
 use crate::coll::{self, segment_bytes, Combine, Ctx};
 use crate::error::{Error, Result};
@@ -371,7 +372,7 @@ impl Communicator {
             bytes: call.bytes as u64,
         };
         self.seq += 1;
-        let timed = self.selector.wants_times().then(Instant::now);
+        let timed = self.selector.wants_times().then(now_ns);
         let mut ctx = Ctx {
             rank: self.transport.rank(),
             size,
@@ -383,9 +384,9 @@ impl Communicator {
         ctx.note(Stage::Enter, 0, None);
         dispatch(&mut ctx, tree.as_deref(), call)?;
         ctx.note(Stage::Done, 0, None);
-        if let Some(start) = timed {
-            let secs = start.elapsed().as_secs_f64();
-            self.selector.record(imp, sig.bytes as usize, secs);
+        if let Some(enter) = timed {
+            self.selector
+                .record(imp, sig.bytes as usize, enter, now_ns());
         }
         Ok(())
     }
@@ -398,6 +399,10 @@ impl Group for Communicator {
 
     fn size(&self) -> usize {
         self.transport.size()
+    }
+
+    fn shared_clock(&self) -> bool {
+        self.transport.shared_clock()
     }
 
     fn max_all(&mut self, values: &mut [f64]) -> Result<()> {

@@ -3,10 +3,10 @@
 //!
 //! Every rank runs the same calls, so every rank's pools count down the
 //! same time-to-live and reach a draw at the same call. At a draw the ranks
-//! (1) replace the times of the calls of the ending period by their maximum
-//! over all ranks, so all ranks feed the same numbers to their averages;
-//! the maximum of the per-rank durations is the call's span as the slowest
-//! rank saw it, the cost the program actually pays; (2) rank 0 draws the
+//! (1) agree on the time of every call of the ending period with one small
+//! allreduce (see [`agreed_times`]: the call's span on the shared clock,
+//! else the slowest rank's own time), so all ranks feed the same numbers to
+//! their averages; (2) rank 0 draws the
 //! next candidate and its time-to-live and (3) sends both to every rank
 //! with a fixed 16-byte broadcast. Only rank 0's draw counts, so only rank
 //! 0 loads and saves the state file.
@@ -54,6 +54,8 @@ pub struct Lottery {
     rng: Rng,
     store: Option<Store>,
     in_flight: Option<Key>,
+    /// This rank's (enter, leave) of each call of the current periods.
+    spans: HashMap<Key, Vec<(u64, u64)>>,
 }
 
 impl Lottery {
@@ -68,6 +70,7 @@ impl Lottery {
             rng: Rng::new(seed),
             store: None,
             in_flight: None,
+            spans: HashMap::new(),
         }
     }
 
@@ -119,6 +122,39 @@ impl Lottery {
     }
 }
 
+impl Lottery {
+    /// The candidate `index` of `key`'s pool, noted as the call in flight.
+    fn chosen(&mut self, key: Key, index: usize) -> Implementation {
+        self.in_flight = Some(key);
+        self.pools[&key].candidates[index].imp.clone()
+    }
+}
+
+/// The times of the ended period's calls as every rank agrees on them. With
+/// one clock, each call's span: latest leave − earliest enter over all
+/// ranks, the truth's measure (the enter times are negated so that one
+/// maximum serves both). Without, the slowest rank's own time in the call,
+/// which a rank that entered late may understate.
+fn agreed_times(group: &mut dyn Group, raw: &[(u64, u64)]) -> Result<Vec<f64>> {
+    if raw.is_empty() {
+        return Ok(Vec::new());
+    }
+    if group.shared_clock() {
+        let n = raw.len();
+        let leaves = raw.iter().map(|&(_, leave)| leave as f64);
+        let enters = raw.iter().map(|&(enter, _)| -(enter as f64));
+        let mut v: Vec<f64> = leaves.chain(enters).collect();
+        group.max_all(&mut v)?;
+        return Ok((0..n).map(|i| (v[i] + v[n + i]) * 1e-9).collect());
+    }
+    let mut v: Vec<f64> = raw
+        .iter()
+        .map(|&(e, l)| l.saturating_sub(e) as f64 * 1e-9)
+        .collect();
+    group.max_all(&mut v)?;
+    Ok(v)
+}
+
 impl Selector for Lottery {
     fn select(
         &mut self,
@@ -129,38 +165,36 @@ impl Selector for Lottery {
         let key = Key::of(op, group.size(), bytes);
         let params = self.params.clone();
         let u = self.rng.uniform();
+        if let Some(index) = self.pool(key, bytes)?.next_call() {
+            return Ok(self.chosen(key, index));
+        }
+        let raw = self.spans.remove(&key).unwrap_or_default();
+        let times = agreed_times(group, &raw)?;
         let pool = self.pool(key, bytes)?;
-        let index = match pool.next_call() {
-            Some(index) => index,
-            None => {
-                let mut times = pool.take_period();
-                if !times.is_empty() {
-                    group.max_all(&mut times)?;
-                }
-                pool.settle(&times, &params);
-                let mut msg = [0u64; 2];
-                if group.rank() == 0 {
-                    let d = pool.draw(u, &params);
-                    msg = [d.index as u64, u64::from(d.ttl)];
-                }
-                group.share_rank0(&mut msg)?;
-                pool.adopt(check_draw(msg, pool.candidates.len())?);
-                pool.next_call()
-                    .expect("a draw holds for at least one call")
-            }
-        };
-        let imp = pool.candidates[index].imp.clone();
-        self.in_flight = Some(key);
-        Ok(imp)
+        pool.settle(&times, &params);
+        let mut msg = [0u64; 2];
+        if group.rank() == 0 {
+            let d = pool.draw(u, &params);
+            msg = [d.index as u64, u64::from(d.ttl)];
+        }
+        group.share_rank0(&mut msg)?;
+        pool.adopt(check_draw(msg, pool.candidates.len())?);
+        let index = pool
+            .next_call()
+            .expect("a draw holds for at least one call");
+        Ok(self.chosen(key, index))
     }
 
     fn wants_times(&self) -> bool {
         true
     }
 
-    fn record(&mut self, _imp: &Implementation, _bytes: usize, seconds: f64) {
-        if let Some(pool) = self.in_flight.take().and_then(|k| self.pools.get_mut(&k)) {
-            pool.record(seconds);
+    fn record(&mut self, _imp: &Implementation, _bytes: usize, enter_ns: u64, leave_ns: u64) {
+        if let Some(key) = self.in_flight.take() {
+            self.spans
+                .entry(key)
+                .or_default()
+                .push((enter_ns, leave_ns));
         }
     }
 

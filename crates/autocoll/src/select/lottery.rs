@@ -8,8 +8,13 @@
 //! the rest, uniformly (the paper) or in inverse proportion to their average
 //! (its proposal). Once every candidate has been tried `min_tries` times, a
 //! candidate whose average is more than two standard deviations above the
-//! best is left out of exploration; it is let back in after `readmit_after`
-//! draws and measured afresh (its old average forgotten), and all are let back in when drift is seen. A
+//! best is left out of exploration; after `readmit_after` calls it gets one
+//! trial whose time replaces its stale average (one bad first impression,
+//! say over cold connections, must not keep a fast candidate out for good),
+//! and each time it is left out again the wait doubles, so that a truly
+//! slow candidate costs fewer and fewer trials. All are let back in when
+//! drift is seen. Calls, not draws, time the readmission: how many calls a
+//! draw covers depends on the time-to-live. A
 //! drawn candidate holds for a time-to-live that grows with its share.
 //! Before the lottery proper, a warm-up tries every candidate `min_tries`
 //! times (least-tried first, one call each).
@@ -52,7 +57,7 @@ pub struct Params {
     pub weight: f64,
     /// Tries of every candidate before any is left out.
     pub min_tries: u32,
-    /// Draws after which a left-out candidate gets one more trial.
+    /// Calls after which a left-out candidate is measured afresh.
     pub readmit_after: u32,
     /// Time-to-live of a candidate holding every ticket; a draw's TTL is
     /// 1 + ⌊ttl_scale × share⌋.
@@ -70,7 +75,7 @@ impl Default for Params {
             policy: Policy::Uniform,
             weight: 0.2,
             min_tries: 3,
-            readmit_after: 50,
+            readmit_after: 200,
             ttl_scale: 30.0,
             drift_sigmas: 3.0,
             drift_ratio: 1.25,
@@ -90,8 +95,16 @@ pub struct Stats {
     pub var_s2: f64,
     /// Times recorded.
     pub count: u32,
-    /// Draw at which a left-out candidate comes back; `None` when in.
+    /// Call at which a left-out candidate comes back; `None` when in.
+    /// Not kept across runs: a run's call count starts again at zero.
+    #[serde(skip)]
     pub excluded_until: Option<u64>,
+    /// Times left out in this run; each doubles the next wait.
+    #[serde(skip)]
+    pub strikes: u32,
+    /// The next time replaces the average instead of joining it.
+    #[serde(skip)]
+    pub stale: bool,
 }
 
 impl Stats {
@@ -102,6 +115,8 @@ impl Stats {
             var_s2: 0.0,
             count: 0,
             excluded_until: None,
+            strikes: 0,
+            stale: false,
         }
     }
 
@@ -117,7 +132,7 @@ impl Stats {
         } else {
             t
         };
-        if self.count == 0 {
+        if self.count == 0 || std::mem::take(&mut self.stale) {
             self.mean_s = t;
             self.var_s2 = 0.0;
         } else {
@@ -265,10 +280,11 @@ impl Pool {
         }
         let b = &self.candidates[best];
         let limit = b.mean_s + 2.0 * b.sd().max(0.02 * b.mean_s);
-        let until = self.draws + u64::from(p.readmit_after);
         for s in &mut self.candidates {
             if s.excluded_until.is_none() && s.count >= p.min_tries && s.mean_s > limit {
-                s.excluded_until = Some(until);
+                let wait = u64::from(p.readmit_after) << s.strikes.min(16);
+                s.excluded_until = Some(self.calls + wait);
+                s.strikes += 1;
             }
         }
     }
@@ -310,7 +326,7 @@ impl Pool {
     fn open(&self, i: usize) -> bool {
         match self.candidates[i].excluded_until {
             None => true,
-            Some(until) => self.draws >= until,
+            Some(until) => self.calls >= until,
         }
     }
 
@@ -323,24 +339,23 @@ impl Pool {
             .min_by_key(|&i| self.candidates[i].count)
     }
 
-    /// Lets left-out candidates whose time is up back in with their average
-    /// forgotten, so that the warm-up measures them afresh. One trial
-    /// folded into a stale average (weight `weight`) could not undo a bad
-    /// first impression, such as warm-up calls over cold connections: the
-    /// lottery would stay on a slower candidate for the rest of the run.
-    fn readmit(&mut self) {
-        let draws = self.draws;
+    /// Lets left-out candidates whose time is up back in for one trial (the
+    /// warm-up gives it, as they sit one short of `min_tries`) whose time
+    /// replaces their stale average.
+    fn readmit(&mut self, p: &Params) {
+        let calls = self.calls;
         for s in &mut self.candidates {
-            if s.excluded_until.is_some_and(|until| draws >= until) {
+            if s.excluded_until.is_some_and(|until| calls >= until) {
                 s.excluded_until = None;
-                s.count = 0;
+                s.count = p.min_tries.saturating_sub(1);
+                s.stale = true;
             }
         }
     }
 
     /// Draws the next candidate with `u`, a uniform number in [0, 1).
     pub fn draw(&mut self, u: f64, p: &Params) -> Draw {
-        self.readmit();
+        self.readmit(p);
         if let Some(index) = self.warm_up(p) {
             return Draw { index, ttl: 1 };
         }

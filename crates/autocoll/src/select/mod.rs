@@ -26,6 +26,8 @@ pub trait Group {
     fn rank(&self) -> usize;
     /// The number of ranks.
     fn size(&self) -> usize;
+    /// True when all ranks read one monotonic clock.
+    fn shared_clock(&self) -> bool;
     /// Replaces every value by its maximum over all ranks.
     fn max_all(&mut self, values: &mut [f64]) -> Result<()>;
     /// Replaces `values` on every rank by rank 0's.
@@ -51,8 +53,9 @@ pub trait Selector: Send {
         false
     }
 
-    /// How long this rank spent in a call, in seconds; the default ignores it.
-    fn record(&mut self, _imp: &Implementation, _bytes: usize, _seconds: f64) {}
+    /// When this rank entered and left a call, in nanoseconds on
+    /// [`crate::clock::now_ns`]'s clock; the default ignores it.
+    fn record(&mut self, _imp: &Implementation, _bytes: usize, _enter_ns: u64, _leave_ns: u64) {}
 
     /// Saves what the selector learned, if it keeps anything.
     fn save(&mut self) -> Result<()> {
