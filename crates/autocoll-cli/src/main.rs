@@ -5,6 +5,7 @@
 //! check or run, 2 bad arguments or input.
 
 mod args;
+mod baseline;
 mod bench;
 mod check;
 mod cluster;

@@ -1,5 +1,6 @@
 //! One call of the collective under test, with buffers made once.
 
+use crate::check::{Dtype, Native};
 use crate::coll::op::{Builtin, Op};
 use crate::comm::Communicator;
 use crate::error::Result;
@@ -15,9 +16,27 @@ enum Buffers {
     F64 { send: Vec<f64>, recv: Vec<f64> },
 }
 
+/// Whose collective is called.
+pub(crate) enum Target<'a> {
+    /// One of autocoll's implementations.
+    Ours(Implementation),
+    /// The library behind the transport (the MPI library's own
+    /// collectives), timed as a baseline.
+    Library(Collective, &'a dyn Native),
+}
+
+impl Target<'_> {
+    pub fn op(&self) -> Collective {
+        match self {
+            Target::Ours(imp) => imp.op,
+            Target::Library(op, _) => *op,
+        }
+    }
+}
+
 /// Makes calls of one implementation at one message size.
-pub(crate) struct Caller {
-    imp: Implementation,
+pub(crate) struct Caller<'a> {
+    target: Target<'a>,
     bufs: Buffers,
     sum: Op<f64>,
 }
@@ -32,10 +51,10 @@ pub fn effective_bytes(op: Collective, bytes: usize) -> usize {
     }
 }
 
-impl Caller {
-    pub fn new(imp: &Implementation, bytes: usize, size: usize) -> Caller {
-        let n = effective_bytes(imp.op, bytes);
-        let bufs = match imp.op {
+impl<'a> Caller<'a> {
+    pub fn new(target: Target<'a>, bytes: usize, size: usize) -> Caller<'a> {
+        let n = effective_bytes(target.op(), bytes);
+        let bufs = match target.op() {
             Collective::Reduce | Collective::Allreduce => Buffers::F64 {
                 send: vec![1.0; n / 8],
                 recv: vec![0.0; n / 8],
@@ -54,7 +73,7 @@ impl Caller {
             },
         };
         Caller {
-            imp: imp.clone(),
+            target,
             bufs,
             sum: Op::Builtin(Builtin::Sum),
         }
@@ -62,7 +81,12 @@ impl Caller {
 
     /// One call with `root` (ignored by rootless collectives).
     pub fn call(&mut self, comm: &mut Communicator, root: usize) -> Result<()> {
-        let imp = &self.imp;
+        let imp = match &self.target {
+            Target::Ours(imp) => imp,
+            Target::Library(op, library) => {
+                return call_library(*op, *library, &mut self.bufs, root)
+            }
+        };
         match (&mut self.bufs, imp.op) {
             (Buffers::Bytes { recv, .. }, Collective::Bcast) => comm.bcast_with(imp, recv, root),
             (Buffers::Bytes { send, recv }, Collective::Scatter) => {
@@ -82,6 +106,37 @@ impl Caller {
             }
             (_, _) => comm.barrier_with(imp),
         }
+    }
+}
+
+/// One call of the library's own collective on the same buffers (the
+/// reductions sum `f64`, as autocoll's do).
+fn call_library(
+    op: Collective,
+    library: &dyn Native,
+    bufs: &mut Buffers,
+    root: usize,
+) -> Result<()> {
+    let sum = Builtin::Sum;
+    match (bufs, op) {
+        (Buffers::Bytes { recv, .. }, Collective::Bcast) => library.bcast(recv, root),
+        (Buffers::Bytes { send, recv }, Collective::Scatter) => library.scatter(send, recv, root),
+        (Buffers::Bytes { send, recv }, Collective::Gather) => library.gather(send, recv, root),
+        (Buffers::Bytes { send, recv }, Collective::Allgather) => library.allgather(send, recv),
+        (Buffers::F64 { send, recv }, Collective::Reduce) => library.reduce(
+            Dtype::F64,
+            sum,
+            bytemuck::cast_slice(send),
+            bytemuck::cast_slice_mut(recv),
+            root,
+        ),
+        (Buffers::F64 { send, recv }, Collective::Allreduce) => library.allreduce(
+            Dtype::F64,
+            sum,
+            bytemuck::cast_slice(send),
+            bytemuck::cast_slice_mut(recv),
+        ),
+        (_, _) => library.barrier(),
     }
 }
 
