@@ -9,6 +9,7 @@ mod baseline;
 mod bench;
 mod check;
 mod cluster;
+mod compare;
 mod launch;
 mod list;
 mod plot;
@@ -38,6 +39,8 @@ enum Command {
     Cluster(cluster::Args),
     /// Time implementations across rank counts and message sizes.
     Bench(bench::Args),
+    /// autocoll against the MPI library on an emulated cluster: one report.
+    Compare(compare::Args),
 }
 
 /// A failure the user caused (exit 2) or a run that failed (exit 1).
@@ -62,6 +65,7 @@ fn main() -> ExitCode {
         Command::List(a) => list::run(a),
         Command::Cluster(a) => cluster::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Compare(a) => compare::run(a),
     };
     match outcome {
         Ok(code) => code,
