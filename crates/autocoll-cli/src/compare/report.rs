@@ -5,6 +5,7 @@
 
 use std::fmt::Write;
 
+use autocoll::measure::Method;
 use autocoll::select::format_bytes;
 use autocoll::Collective;
 use serde::Serialize;
@@ -36,6 +37,8 @@ pub struct Setup {
     /// The link rate B of the bound, in bytes per second (the slowest
     /// host link of the spec).
     pub rate_bytes_per_s: f64,
+    /// How every point was measured.
+    pub method: Method,
 }
 
 /// One line of the report: a collective at a size.
@@ -193,7 +196,7 @@ pub fn json(setup: &Setup, lines: &[Line]) -> Value {
         "spec": setup.spec,
         "ranks": setup.ranks,
         "rate_bytes_per_s": setup.rate_bytes_per_s,
-        "method": "truth",
+        "method": setup.method,
         "rows": lines,
         "misses": misses,
     })
@@ -212,11 +215,12 @@ pub fn markdown(setup: &Setup, lines: &[Line], command: &str) -> String {
     );
     let _ = writeln!(
         out,
-        "Medians of the `truth` method (one shared clock). *Open MPI* is the library's own \
+        "Medians of the `{}` method. *Open MPI* is the library's own \
          collective with its default algorithm; *autocoll* the fastest of the candidates over \
          the mpi transport (same mpirun, same run, interleaved per size); *tcp* the fastest over \
          autocoll's own tcp transport; *bound* the link bound at the spec's rate.\n\n\
-         Rerun: `{command}`\n"
+         Rerun: `{command}`\n",
+        setup.method
     );
     let mut ops: Vec<&str> = Vec::new();
     for l in lines {
@@ -275,7 +279,6 @@ pub fn table<'a>(lines: impl Iterator<Item = &'a Line>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use autocoll::measure::Method;
 
     fn row(imp: &str, bytes: usize, median_s: f64) -> Row {
         Row {
@@ -307,6 +310,7 @@ mod tests {
             spec: "clusters/star8-100m.toml".into(),
             ranks: 8,
             rate_bytes_per_s: 12.5e6,
+            method: Method::Barrier,
         }
     }
 
