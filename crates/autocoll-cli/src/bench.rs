@@ -581,13 +581,7 @@ fn run_mpi(
     let (mut comm, library) =
         autocoll::comm::mpi::world_with_library().context("starting the mpi transport")?;
     let p = comm.size();
-    if let Some(text) = &a.ranks {
-        if args::ranks(text)? != [p] {
-            return Err(Failure::Usage(format!(
-                "-n {text}: mpirun started {p} ranks; under --transport mpi leave -n out or give {p}"
-            )));
-        }
-    }
+    args::agree_with_mpirun(a.ranks.as_deref(), p)?;
     if sweep.op.rooted() && a.root >= p {
         return Err(Failure::Usage(format!(
             "--root {} is not a rank of a {p}-rank job",
