@@ -150,6 +150,11 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let raw = out.join("raw");
     if !a.report_only {
         preflight()?;
+        // Results of an earlier run must not mix into this run's report.
+        if raw.exists() {
+            std::fs::remove_dir_all(&raw)
+                .with_context(|| format!("removing the earlier results in {}", raw.display()))?;
+        }
         std::fs::create_dir_all(&raw).with_context(|| format!("creating {}", raw.display()))?;
         let plan = Plan {
             ops: &ops,
