@@ -2,16 +2,29 @@
 //! the results, and `--baseline-alg`, which forces one of Open MPI's tuned
 //! algorithms for the run.
 
+use autocoll::select::format_bytes;
 use autocoll::Collective;
 
 use crate::Failure;
 
+/// An Open MPI tuned algorithm forced for the baseline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Forced {
+    /// The algorithm's id (1.. as `ompi_info` lists them).
+    pub alg: u32,
+    /// Its segment size in bytes; Open MPI's default for a forced
+    /// algorithm is 0, unsegmented.
+    pub seg: Option<usize>,
+}
+
 /// The id of the library's collective in bench rows: `<op>:mpi`, or
-/// `<op>:mpi:alg=<N>` when Open MPI's algorithm N was forced. It is not an
-/// [`autocoll::Implementation`]: nothing but `bench --baseline` can run it.
-pub fn id(op: Collective, alg: Option<u32>) -> String {
-    match alg {
-        Some(n) => format!("{op}:mpi:alg={n}"),
+/// `<op>:mpi:alg=<N>[:seg=<S>]` when Open MPI's algorithm N was forced. It
+/// is not an [`autocoll::Implementation`]: nothing but `bench --baseline`
+/// can run it.
+pub fn id(op: Collective, forced: Option<Forced>) -> String {
+    match forced {
+        Some(Forced { alg, seg: Some(s) }) => format!("{op}:mpi:alg={alg}:seg={}", format_bytes(s)),
+        Some(Forced { alg, seg: None }) => format!("{op}:mpi:alg={alg}"),
         None => format!("{op}:mpi"),
     }
 }
@@ -76,9 +89,10 @@ pub fn ompi_algorithms(op: Collective) -> &'static [&'static str] {
 }
 
 /// The MCA parameters (as `OMPI_MCA_*` environment variables) that make
-/// Open MPI's tuned component run algorithm `alg` for `op`, after checking
-/// that `op` has such an algorithm.
-pub fn mca_env(op: Collective, alg: u32) -> Result<Vec<(String, String)>, Failure> {
+/// Open MPI's tuned component run algorithm `forced` for `op`, after
+/// checking that `op` has such an algorithm.
+pub fn mca_env(op: Collective, forced: Forced) -> Result<Vec<(String, String)>, Failure> {
+    let alg = forced.alg;
     let names = ompi_algorithms(op);
     if alg == 0 || alg as usize >= names.len() {
         let known: Vec<String> = names
@@ -92,13 +106,20 @@ pub fn mca_env(op: Collective, alg: u32) -> Result<Vec<(String, String)>, Failur
             known.join(", ")
         )));
     }
-    Ok(vec![
+    let mut env = vec![
         ("OMPI_MCA_coll_tuned_use_dynamic_rules".into(), "1".into()),
         (
             format!("OMPI_MCA_coll_tuned_{op}_algorithm"),
             alg.to_string(),
         ),
-    ])
+    ];
+    if let Some(seg) = forced.seg {
+        env.push((
+            format!("OMPI_MCA_coll_tuned_{op}_algorithm_segmentsize"),
+            seg.to_string(),
+        ));
+    }
+    Ok(env)
 }
 
 /// Sets [`mca_env`] in this process's environment, where `MPI_Init` reads
@@ -106,8 +127,8 @@ pub fn mca_env(op: Collective, alg: u32) -> Result<Vec<(String, String)>, Failur
 /// Call it before MPI is initialised and before any thread starts (a
 /// thread reading the environment while it changes is undefined
 /// behaviour in C).
-pub fn force(op: Collective, alg: u32) -> Result<(), Failure> {
-    for (key, value) in mca_env(op, alg)? {
+pub fn force(op: Collective, forced: Forced) -> Result<(), Failure> {
+    for (key, value) in mca_env(op, forced)? {
         std::env::set_var(key, value);
     }
     Ok(())
@@ -120,21 +141,39 @@ mod tests {
     #[test]
     fn ids_name_the_forced_algorithm() {
         assert_eq!(id(Collective::Bcast, None), "bcast:mpi");
-        assert_eq!(id(Collective::Allreduce, Some(4)), "allreduce:mpi:alg=4");
+        let ring = Forced { alg: 4, seg: None };
+        assert_eq!(id(Collective::Allreduce, Some(ring)), "allreduce:mpi:alg=4");
+        let pipeline = Forced {
+            alg: 3,
+            seg: Some(8192),
+        };
+        assert_eq!(
+            id(Collective::Bcast, Some(pipeline)),
+            "bcast:mpi:alg=3:seg=8K"
+        );
     }
 
     #[test]
     fn algorithms_are_checked_against_open_mpi_4_1() {
-        let env = mca_env(Collective::Reduce, 7).ok().unwrap();
+        let forced = Forced {
+            alg: 7,
+            seg: Some(4096),
+        };
+        let env = mca_env(Collective::Reduce, forced).ok().unwrap();
+        let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+        assert_eq!(env[1], pair("OMPI_MCA_coll_tuned_reduce_algorithm", "7"));
         assert_eq!(
-            env[1],
-            (
-                "OMPI_MCA_coll_tuned_reduce_algorithm".to_string(),
-                "7".to_string()
-            )
+            env[2],
+            pair("OMPI_MCA_coll_tuned_reduce_algorithm_segmentsize", "4096")
         );
         for (op, bad) in [(Collective::Scatter, 4), (Collective::Bcast, 0)] {
-            match mca_env(op, bad) {
+            match mca_env(
+                op,
+                Forced {
+                    alg: bad,
+                    seg: None,
+                },
+            ) {
                 Err(Failure::Usage(m)) => assert!(m.contains("1 basic_linear"), "{m}"),
                 _ => panic!("{op} algorithm {bad} accepted"),
             }

@@ -21,7 +21,7 @@ use std::time::Duration;
 use anyhow::Context;
 use autocoll::check::Native;
 use autocoll::measure::{self, Baseline, Measurement, Method, Options, Point};
-use autocoll::select::format_bytes;
+use autocoll::select::{format_bytes, parse_bytes};
 use autocoll::{local, Collective, Communicator, Implementation};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -110,6 +110,12 @@ pub struct Args {
     /// `<op>:mpi:alg=N`. With 0 or left out, Open MPI chooses.
     #[arg(long, value_name = "N")]
     baseline_alg: Option<u32>,
+    /// With --baseline-alg: the forced algorithm's segment size (sets
+    /// coll_tuned_<op>_algorithm_segmentsize; Open MPI's default for a
+    /// forced algorithm is 0, unsegmented); the rows are
+    /// `<op>:mpi:alg=N:seg=S`.
+    #[arg(long, value_name = "BYTES")]
+    baseline_seg: Option<String>,
     /// Where the ranks of a tcp run start (passed to the launcher).
     #[command(flatten)]
     placement: Placement,
@@ -272,10 +278,10 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let op: Collective =
         a.op.parse()
             .map_err(|e| Failure::Usage(format!("--op: {e}")))?;
-    check_baseline(&a, op)?;
-    if let (Some(alg), true) = (a.baseline_alg.filter(|&n| n > 0), is_mpi_rank(&a)) {
+    let forced = check_baseline(&a, op)?;
+    if let (Some(forced), true) = (forced, is_mpi_rank(&a)) {
         // Before any thread starts (the Ctrl-C handler's) and before MPI_Init.
-        baseline::force(op, alg)?;
+        baseline::force(op, forced)?;
     }
     let methods = methods(&a.method, a.compare_truth)?;
     let ranks = args::ranks(a.ranks.as_deref().unwrap_or("4"))?;
@@ -311,9 +317,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         sizes: &sizes,
         root: a.root,
         methods: &methods,
-        baseline: a
-            .baseline
-            .then(|| baseline::id(op, a.baseline_alg.filter(|&n| n > 0))),
+        baseline: a.baseline.then(|| baseline::id(op, forced)),
     };
     let plans: Vec<(usize, Vec<Planned>)> = ranks.iter().map(|&p| (p, plan(&sweep))).collect();
     let total: usize = plans
@@ -396,23 +400,35 @@ fn is_mpi_rank(a: &Args) -> bool {
     a.transport == Transport::Mpi
 }
 
-/// Refuses baseline options that cannot apply.
-fn check_baseline(a: &Args, op: Collective) -> Result<(), Failure> {
+/// Refuses baseline options that cannot apply; returns the algorithm to
+/// force, if any.
+fn check_baseline(a: &Args, op: Collective) -> Result<Option<baseline::Forced>, Failure> {
     if a.baseline && a.transport != Transport::Mpi {
         return Err(Failure::Usage(format!(
             "--baseline times the MPI library's collective: it needs --transport mpi (not {})",
             a.transport.name()
         )));
     }
-    if let Some(alg) = a.baseline_alg {
-        if !a.baseline {
+    if a.baseline_alg.is_some() && !a.baseline {
+        return Err(Failure::Usage(
+            "--baseline-alg chooses the baseline's algorithm: give --baseline too".into(),
+        ));
+    }
+    let alg = a.baseline_alg.filter(|&n| n > 0);
+    let seg = match (&a.baseline_seg, alg) {
+        (None, _) => None,
+        (Some(_), None) => {
             return Err(Failure::Usage(
-                "--baseline-alg chooses the baseline's algorithm: give --baseline too".into(),
-            ));
+                "--baseline-seg is the segment size of a forced algorithm: give --baseline-alg N (N ≥ 1) too".into(),
+            ))
         }
-        if alg > 0 {
-            baseline::mca_env(op, alg)?;
-        }
+        (Some(text), Some(_)) => Some(
+            parse_bytes(text).map_err(|e| Failure::Usage(format!("--baseline-seg: {e}")))?,
+        ),
+    };
+    let forced = alg.map(|alg| baseline::Forced { alg, seg });
+    if let Some(f) = forced {
+        baseline::mca_env(op, f)?;
     }
     let names_library = |i: &String| i.ends_with(":mpi") || i.contains(":mpi:");
     if args::impls(&a.imp).is_err() && args::split("--impl", &a.imp)?.iter().any(names_library) {
@@ -421,7 +437,7 @@ fn check_baseline(a: &Args, op: Collective) -> Result<(), Failure> {
             a.imp
         )));
     }
-    Ok(())
+    Ok(forced)
 }
 
 /// Refuses option combinations that cannot run.

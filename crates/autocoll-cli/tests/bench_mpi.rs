@@ -168,6 +168,13 @@ fn bench_mpi_refuses_what_cannot_run() {
         .expect("autocoll runs");
     assert_eq!(bad_alg.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad_alg.stderr).contains("no gather algorithm 9"));
+    let seg_alone = Command::new(env!("CARGO_BIN_EXE_autocoll"))
+        .args(["bench", "--transport", "mpi", "--op", "bcast", "--baseline"])
+        .args(["--baseline-seg", "8K"])
+        .output()
+        .expect("autocoll runs");
+    assert_eq!(seg_alone.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&seg_alone.stderr).contains("give --baseline-alg"));
 }
 
 /// The `ompi_coll_base_allreduce_intra_*` functions `mca_coll_tuned.so`
