@@ -144,6 +144,7 @@ struct Trace {
 
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let setup = setup_of(&a)?;
+    crate::bench::refuse_mpi("adapt", a.transport)?;
     crate::bench::check_placement(a.transport, &a.placement)?;
     if a.transport == Transport::Tcp && launch::is_rank() {
         return as_rank(&setup);
@@ -159,6 +160,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let trace = match a.transport {
         Transport::Local => run_local(a.ranks, &setup)?,
         Transport::Tcp => run_tcp(a.ranks, &a)?,
+        Transport::Mpi => unreachable!("refused by refuse_mpi"),
     };
     let report = analyse(&setup, a.ranks, &trace);
     print_report(&report);
@@ -416,7 +418,7 @@ fn rank_main(comm: &mut Communicator, s: &Setup) -> anyhow::Result<Option<Trace>
     let mut callers: Vec<Caller> = s
         .candidates
         .iter()
-        .map(|c| Caller::new(c, s.bytes, size))
+        .map(|c| Caller::of(c, s.bytes, size))
         .collect();
     for _ in 0..WARMUP {
         for c in &mut callers {

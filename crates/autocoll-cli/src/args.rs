@@ -72,6 +72,18 @@ pub fn ranks(text: &str) -> Result<Vec<usize>, Failure> {
     Ok(list)
 }
 
+/// Under `--transport mpi` mpirun sets the job's size `p`; a `-n` given
+/// too must name the same.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub fn agree_with_mpirun(given: Option<&str>, p: usize) -> Result<(), Failure> {
+    match given {
+        Some(text) if ranks(text)? != [p] => Err(Failure::Usage(format!(
+            "-n {text}: mpirun started {p} ranks; under --transport mpi leave -n out or give {p}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Byte counts: `0,1,64K`, or a range `1K..8M` stepping by ×`step`.
 pub fn bytes(text: &str, step: usize) -> Result<Vec<usize>, Failure> {
     let bad = |why: String| Failure::Usage(format!("--bytes `{text}`: {why}"));

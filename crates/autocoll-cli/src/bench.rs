@@ -4,7 +4,13 @@
 //! Every rank runs [`rank_main`] over the same plan; rank 0 reports each
 //! finished point through a sink (table, progress bar, results). With the
 //! local transport the ranks are threads of this process; a process-based
-//! transport runs the same function in every launched process.
+//! transport runs the same function in every launched process (tcp: this
+//! command launches them; mpi: mpirun did, and every process is a rank).
+//!
+//! With `--baseline` (mpi only) each size also times the MPI library's own
+//! collective, `<op>:mpi`, with the same method, before autocoll's
+//! implementations of that size: interleaved, so that a drift of the
+//! machine over the run affects both alike.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,15 +19,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context;
-use autocoll::measure::{self, Measurement, Method, Options, Point};
-use autocoll::select::format_bytes;
+use autocoll::check::Native;
+use autocoll::measure::{self, Baseline, Measurement, Method, Options, Point};
+use autocoll::select::{format_bytes, parse_bytes};
 use autocoll::{local, Collective, Communicator, Implementation};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::json;
 
 use crate::launch::{self, Placement};
-use crate::{args, plot, Failure};
+use crate::{args, baseline, plot, Failure};
 
 /// Rank 0 of a tcp run hands its reports to the launching process on lines
 /// that start with this.
@@ -54,9 +61,10 @@ pub struct Args {
     /// segment sizes from 1K up to twice the message size.
     #[arg(long = "impl", default_value = "all")]
     imp: String,
-    /// Ranks: `4`, a list `2,4,8` or a range `2..16`.
-    #[arg(short = 'n', default_value = "4")]
-    ranks: String,
+    /// Ranks: `4`, a list `2,4,8` or a range `2..16` (default 4). Under
+    /// `--transport mpi` mpirun decides; a given `-n` must agree with it.
+    #[arg(short = 'n')]
+    ranks: Option<String>,
     /// Bytes per rank: a list (K, M suffixes) or a range `1K..8M` stepping
     /// by ×--step; rounded down to whole elements (f64 for reductions).
     #[arg(long, default_value = "64K")]
@@ -92,6 +100,22 @@ pub struct Args {
     /// Where the ranks run.
     #[arg(long, value_enum, default_value_t = Transport::Local)]
     transport: Transport,
+    /// Also time the MPI library's own collective (`<op>:mpi`) at every
+    /// size, with the same method, between autocoll's (--transport mpi).
+    #[arg(long)]
+    baseline: bool,
+    /// Make Open MPI's tuned component run its algorithm N for the
+    /// baseline (sets coll_tuned_use_dynamic_rules and
+    /// coll_tuned_<op>_algorithm before MPI starts); the rows are
+    /// `<op>:mpi:alg=N`. With 0 or left out, Open MPI chooses.
+    #[arg(long, value_name = "N")]
+    baseline_alg: Option<u32>,
+    /// With --baseline-alg: the forced algorithm's segment size (sets
+    /// coll_tuned_<op>_algorithm_segmentsize; Open MPI's default for a
+    /// forced algorithm is 0, unsegmented); the rows are
+    /// `<op>:mpi:alg=N:seg=S`.
+    #[arg(long, value_name = "BYTES")]
+    baseline_seg: Option<String>,
     /// Where the ranks of a tcp run start (passed to the launcher).
     #[command(flatten)]
     placement: Placement,
@@ -116,13 +140,76 @@ pub(crate) enum Transport {
     Local,
     /// Every rank a process, started by `autocoll launch`.
     Tcp,
+    /// Every process `mpirun` started is a rank (build with `--features
+    /// mpi`); rank 0 reports.
+    Mpi,
+}
+
+impl Transport {
+    fn name(self) -> &'static str {
+        match self {
+            Transport::Local => "local",
+            Transport::Tcp => "tcp",
+            Transport::Mpi => "mpi",
+        }
+    }
 }
 
 /// One point of the sweep on one rank count, with the methods to run.
 #[derive(Clone, Debug)]
 pub(crate) struct Planned {
-    pub point: Point,
+    pub subject: Subject,
     pub methods: Vec<Method>,
+}
+
+/// What one planned point times.
+#[derive(Clone, Debug)]
+pub(crate) enum Subject {
+    /// One of autocoll's implementations.
+    Ours(Point),
+    /// The MPI library's collective, with the id its rows carry.
+    Library(Baseline, String),
+}
+
+impl Subject {
+    pub(crate) fn id(&self) -> String {
+        match self {
+            Subject::Ours(p) => p.imp.to_string(),
+            Subject::Library(_, id) => id.clone(),
+        }
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        match self {
+            Subject::Ours(p) => p.bytes,
+            Subject::Library(b, _) => b.bytes,
+        }
+    }
+
+    fn root(&self) -> usize {
+        match self {
+            Subject::Ours(p) => p.root,
+            Subject::Library(b, _) => b.root,
+        }
+    }
+
+    fn op(&self) -> Collective {
+        match self {
+            Subject::Ours(p) => p.imp.op,
+            Subject::Library(b, _) => b.op,
+        }
+    }
+}
+
+/// Everything every rank needs to build the same plan.
+struct Sweep<'a> {
+    op: Collective,
+    impls: Option<&'a [Implementation]>,
+    sizes: &'a [usize],
+    root: usize,
+    methods: &'a [Method],
+    /// The id of the library's rows, when timing it as a baseline.
+    baseline: Option<String>,
 }
 
 /// One row of the results: a method at a point.
@@ -161,14 +248,14 @@ pub struct Row {
 }
 
 impl Row {
-    fn new(point: &Point, ranks: usize, m: Measurement) -> Row {
+    fn new(subject: &Subject, ranks: usize, m: Measurement) -> Row {
         let s = m.summary;
         Row {
-            op: point.imp.op.to_string(),
-            imp: point.imp.to_string(),
+            op: subject.op().to_string(),
+            imp: subject.id(),
             ranks,
-            bytes: point.bytes,
-            root: point.root,
+            bytes: subject.bytes(),
+            root: subject.root(),
             method: m.method,
             reps: m.reps,
             discarded: m.discarded,
@@ -191,8 +278,13 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let op: Collective =
         a.op.parse()
             .map_err(|e| Failure::Usage(format!("--op: {e}")))?;
+    let forced = check_baseline(&a, op)?;
+    if let (Some(forced), true) = (forced, is_mpi_rank(&a)) {
+        // Before any thread starts (the Ctrl-C handler's) and before MPI_Init.
+        baseline::force(op, forced)?;
+    }
     let methods = methods(&a.method, a.compare_truth)?;
-    let ranks = args::ranks(&a.ranks)?;
+    let ranks = args::ranks(a.ranks.as_deref().unwrap_or("4"))?;
     let sizes = sizes(op, &args::bytes(&a.bytes, a.step)?);
     let impls = args::impls(&a.imp)?;
     if let Some(list) = &impls {
@@ -202,7 +294,8 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             )));
         }
     }
-    if op.rooted() {
+    // Under mpi the job's size is known once MPI has started (run_mpi).
+    if op.rooted() && a.transport != Transport::Mpi {
         if let Some(&p) = ranks.iter().find(|&&p| a.root >= p) {
             return Err(Failure::Usage(format!(
                 "--root {} is not a rank of a {p}-rank job",
@@ -212,10 +305,15 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     }
     check_options(&a)?;
     let opts = opts_of(&a);
-    let plans: Vec<(usize, Vec<Planned>)> = ranks
-        .iter()
-        .map(|&p| (p, plan(op, impls.as_deref(), &sizes, a.root, &methods)))
-        .collect();
+    let sweep = Sweep {
+        op,
+        impls: impls.as_deref(),
+        sizes: &sizes,
+        root: a.root,
+        methods: &methods,
+        baseline: a.baseline.then(|| baseline::id(op, forced)),
+    };
+    let plans: Vec<(usize, Vec<Planned>)> = ranks.iter().map(|&p| (p, plan(&sweep))).collect();
     let total: usize = plans
         .iter()
         .map(|(_, pl)| pl.iter().map(|x| x.methods.len()).sum::<usize>())
@@ -223,7 +321,10 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let stop = Arc::new(AtomicBool::new(false));
     install_ctrl_c(stop.clone());
     if a.transport == Transport::Tcp && launch::is_rank() {
-        return as_rank(&a, op, impls.as_deref(), &sizes, &methods, &opts, &stop);
+        return as_rank(&a, &sweep, &opts, &stop);
+    }
+    if a.transport == Transport::Mpi {
+        return run_mpi(&a, &sweep, &opts, &stop);
     }
     let bar = progress(total as u64);
     let rows = Arc::new(Mutex::new(Vec::<Row>::new()));
@@ -252,6 +353,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         outcome = match a.transport {
             Transport::Local => run_local(*p, plan, &opts, timeout, &stop, &*sink),
             Transport::Tcp => run_tcp(*p, &a.placement, a.timeout, sink.clone(), hosts.clone()),
+            Transport::Mpi => unreachable!("mpi runs returned above"),
         };
         if outcome.is_err() {
             break;
@@ -260,19 +362,76 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     bar.finish_and_clear();
     let rows = std::mem::take(&mut *rows.lock().unwrap_or_else(|p| p.into_inner()));
     let hosts = hosts.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    finish(&a, op, &rows, hosts, outcome, &stop)
+}
+
+/// Writes the outputs of the results that finished, then reports the run.
+fn finish(
+    a: &Args,
+    op: Collective,
+    rows: &[Row],
+    hosts: Vec<String>,
+    outcome: anyhow::Result<()>,
+    stop: &AtomicBool,
+) -> Result<ExitCode, Failure> {
     if stop.load(Ordering::Relaxed) {
         eprintln!(
             "autocoll: interrupted; writing the {} results that finished",
             rows.len()
         );
     }
-    write_outputs(&a, op, &rows, hosts)?;
+    write_outputs(a, op, rows, hosts)?;
     outcome.map_err(Failure::Run)?;
     Ok(if stop.load(Ordering::Relaxed) {
         ExitCode::from(130)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// True in a process of an mpi run (every one is a rank).
+fn is_mpi_rank(a: &Args) -> bool {
+    a.transport == Transport::Mpi
+}
+
+/// Refuses baseline options that cannot apply; returns the algorithm to
+/// force, if any.
+fn check_baseline(a: &Args, op: Collective) -> Result<Option<baseline::Forced>, Failure> {
+    if a.baseline && a.transport != Transport::Mpi {
+        return Err(Failure::Usage(format!(
+            "--baseline times the MPI library's collective: it needs --transport mpi (not {})",
+            a.transport.name()
+        )));
+    }
+    if a.baseline_alg.is_some() && !a.baseline {
+        return Err(Failure::Usage(
+            "--baseline-alg chooses the baseline's algorithm: give --baseline too".into(),
+        ));
+    }
+    let alg = a.baseline_alg.filter(|&n| n > 0);
+    let seg = match (&a.baseline_seg, alg) {
+        (None, _) => None,
+        (Some(_), None) => {
+            return Err(Failure::Usage(
+                "--baseline-seg is the segment size of a forced algorithm: give --baseline-alg N (N ≥ 1) too".into(),
+            ))
+        }
+        (Some(text), Some(_)) => Some(
+            parse_bytes(text).map_err(|e| Failure::Usage(format!("--baseline-seg: {e}")))?,
+        ),
+    };
+    let forced = alg.map(|alg| baseline::Forced { alg, seg });
+    if let Some(f) = forced {
+        baseline::mca_env(op, f)?;
+    }
+    let names_library = |i: &String| i.ends_with(":mpi") || i.contains(":mpi:");
+    if args::impls(&a.imp).is_err() && args::split("--impl", &a.imp)?.iter().any(names_library) {
+        return Err(Failure::Usage(format!(
+            "--impl {}: the MPI library's collective is not an autocoll implementation; time it with --baseline",
+            a.imp
+        )));
+    }
+    Ok(forced)
 }
 
 /// Refuses option combinations that cannot run.
@@ -288,6 +447,28 @@ fn opts_of(a: &Args) -> Options {
         max_reps: a.max_reps,
         rse: a.rse,
     }
+}
+
+/// `tune` and `adapt` run their ranks as threads or through the launcher;
+/// under mpirun only `bench` and `check` run for now.
+pub(crate) fn refuse_mpi(command: &str, transport: Transport) -> Result<(), Failure> {
+    if transport == Transport::Mpi {
+        return Err(Failure::Usage(format!(
+            "{command} runs on --transport local or tcp; --transport mpi is for bench and check"
+        )));
+    }
+    Ok(())
+}
+
+/// `--hostfile` and `--agent` only make sense for the launcher.
+pub(crate) fn check_placement(transport: Transport, placement: &Placement) -> Result<(), Failure> {
+    let placed = placement.hostfile.is_some() || placement.agent.is_some();
+    if placed && transport != Transport::Tcp {
+        return Err(Failure::Usage(
+            "--hostfile and --agent go to the launcher: use them with --transport tcp".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Refuses sweep settings that cannot run (shared with `tune`).
@@ -314,17 +495,6 @@ pub(crate) fn check_sweep(
             "--min-reps {} is above --max-reps {}",
             a.min_reps, a.max_reps
         )));
-    }
-    Ok(())
-}
-
-/// `--hostfile` and `--agent` only make sense for the launcher.
-pub(crate) fn check_placement(transport: Transport, placement: &Placement) -> Result<(), Failure> {
-    let placed = placement.hostfile.is_some() || placement.agent.is_some();
-    if placed && transport != Transport::Tcp {
-        return Err(Failure::Usage(
-            "--hostfile and --agent go to the launcher: use them with --transport tcp".into(),
-        ));
     }
     Ok(())
 }
@@ -359,25 +529,48 @@ pub(crate) fn sizes(op: Collective, asked: &[usize]) -> Vec<usize> {
     out
 }
 
-/// Every (implementation, size) of the sweep on one rank count.
-pub(crate) fn plan(
+/// autocoll's implementations only (no baseline), for `tune`.
+pub(crate) fn plan_ours(
     op: Collective,
     impls: Option<&[Implementation]>,
     sizes: &[usize],
     root: usize,
     methods: &[Method],
 ) -> Vec<Planned> {
+    plan(&Sweep {
+        op,
+        impls,
+        sizes,
+        root,
+        methods,
+        baseline: None,
+    })
+}
+
+/// Every (implementation, size) of the sweep on one rank count; with a
+/// baseline, the library's collective comes first at each size.
+fn plan(sweep: &Sweep) -> Vec<Planned> {
     let mut out = Vec::new();
-    for &bytes in sizes {
-        let chosen = match impls {
+    let root = sweep.root;
+    let planned = |subject| Planned {
+        subject,
+        methods: sweep.methods.to_vec(),
+    };
+    for &bytes in sweep.sizes {
+        if let Some(id) = &sweep.baseline {
+            let point = Baseline {
+                op: sweep.op,
+                bytes,
+                root,
+            };
+            out.push(planned(Subject::Library(point, id.clone())));
+        }
+        let chosen = match sweep.impls {
             Some(list) => list.to_vec(),
-            None => Implementation::all(op, &segment_sizes(bytes)),
+            None => Implementation::all(sweep.op, &segment_sizes(bytes)),
         };
         for imp in chosen {
-            out.push(Planned {
-                point: Point { imp, bytes, root },
-                methods: methods.to_vec(),
-            });
+            out.push(planned(Subject::Ours(Point { imp, bytes, root })));
         }
     }
     out
@@ -416,10 +609,7 @@ pub(crate) fn run_tcp(
 /// printing its reports for the launching process.
 fn as_rank(
     a: &Args,
-    op: Collective,
-    impls: Option<&[Implementation]>,
-    sizes: &[usize],
-    methods: &[Method],
+    sweep: &Sweep,
     opts: &Options,
     stop: &AtomicBool,
 ) -> Result<ExitCode, Failure> {
@@ -430,9 +620,9 @@ fn as_rank(
     if comm.rank() == 0 {
         say(&Report::Hosts(comm.hosts()));
     }
-    let plan = plan(op, impls, sizes, a.root, methods);
+    let plan = plan(sweep);
     let sink = |rows: Vec<Row>| say(&Report::Rows(rows));
-    rank_main(&mut comm, &plan, opts, stop, &sink)
+    rank_main(&mut comm, &plan, opts, stop, None, &sink)
         .context("running the plan")
         .map_err(Failure::Run)?;
     Ok(ExitCode::SUCCESS)
@@ -442,6 +632,54 @@ fn as_rank(
 pub(crate) fn say(report: &Report) {
     let json = serde_json::to_string(report).expect("JSON of plain data");
     println!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
+}
+
+#[cfg(not(feature = "mpi"))]
+fn run_mpi(_: &Args, _: &Sweep, _: &Options, _: &AtomicBool) -> Result<ExitCode, Failure> {
+    Err(Failure::Usage(
+        "--transport mpi: this autocoll was built without MPI; rebuild with `cargo build --release --features mpi`".into(),
+    ))
+}
+
+/// One process of an mpi run: every process is a rank and runs the plan;
+/// rank 0 prints the table and writes the outputs.
+#[cfg(feature = "mpi")]
+fn run_mpi(
+    a: &Args,
+    sweep: &Sweep,
+    opts: &Options,
+    stop: &AtomicBool,
+) -> Result<ExitCode, Failure> {
+    let (mut comm, library) =
+        autocoll::comm::mpi::world_with_library().context("starting the mpi transport")?;
+    let p = comm.size();
+    args::agree_with_mpirun(a.ranks.as_deref(), p)?;
+    if sweep.op.rooted() && a.root >= p {
+        return Err(Failure::Usage(format!(
+            "--root {} is not a rank of a {p}-rank job",
+            a.root
+        )));
+    }
+    comm.set_timeout(Duration::from_secs(a.timeout));
+    let plan = plan(sweep);
+    let rows = Mutex::new(Vec::<Row>::new());
+    let sink = |batch: Vec<Row>| {
+        for row in &batch {
+            println!("{}", table_line(row));
+        }
+        rows.lock().unwrap_or_else(|e| e.into_inner()).extend(batch);
+    };
+    if comm.rank() == 0 {
+        println!("{}", table_header());
+    }
+    let outcome =
+        rank_main(&mut comm, &plan, opts, stop, Some(&library), &sink).context("running the plan");
+    if comm.rank() != 0 {
+        outcome.map_err(Failure::Run)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows = rows.into_inner().unwrap_or_else(|e| e.into_inner());
+    finish(a, sweep.op, &rows, comm.hosts(), outcome, stop)
 }
 
 pub(crate) fn run_local(
@@ -454,7 +692,7 @@ pub(crate) fn run_local(
 ) -> anyhow::Result<()> {
     let outcomes = local::run(p, |mut comm| {
         comm.set_timeout(timeout);
-        rank_main(&mut comm, plan, opts, stop, sink)
+        rank_main(&mut comm, plan, opts, stop, None, sink)
     });
     for (rank, outcome) in outcomes.into_iter().enumerate() {
         outcome.with_context(|| format!("{p}-rank job, rank {rank}"))?;
@@ -464,12 +702,14 @@ pub(crate) fn run_local(
 
 /// What every rank runs: each planned point with each of its methods.
 /// Before each point rank 0 tells every rank whether to go on, so that an
-/// interrupt stops all ranks at the same point.
+/// interrupt stops all ranks at the same point. `library` runs the
+/// baseline's points (a plan has them only under mpi).
 pub(crate) fn rank_main(
     comm: &mut Communicator,
     plan: &[Planned],
     opts: &Options,
     stop: &AtomicBool,
+    library: Option<&dyn Native>,
     sink: &(dyn Fn(Vec<Row>) + Sync),
 ) -> autocoll::Result<()> {
     for planned in plan {
@@ -479,19 +719,28 @@ pub(crate) fn rank_main(
         }
         let mut found = Vec::new();
         for &m in &planned.methods {
-            if let Some(result) = measure::run_point(comm, &planned.point, m, opts)? {
-                found.push(result);
-            }
+            let result = match (&planned.subject, library) {
+                (Subject::Ours(point), _) => measure::run_point(comm, point, m, opts)?,
+                (Subject::Library(point, _), Some(lib)) => {
+                    measure::run_baseline(comm, lib, point, m, opts)?
+                }
+                (Subject::Library(_, id), None) => {
+                    return Err(autocoll::Error::Config(format!(
+                        "{id}: the MPI library's collective runs only under --transport mpi"
+                    )))
+                }
+            };
+            found.extend(result);
         }
         if comm.rank() == 0 {
-            sink(rows_of(&planned.point, comm.size(), found));
+            sink(rows_of(&planned.subject, comm.size(), found));
         }
     }
     Ok(())
 }
 
 /// Rows of one point, with each method's error against the truth if run.
-fn rows_of(point: &Point, ranks: usize, found: Vec<Measurement>) -> Vec<Row> {
+fn rows_of(point: &Subject, ranks: usize, found: Vec<Measurement>) -> Vec<Row> {
     let truth = found.iter().find(|m| m.method == Method::Truth).cloned();
     found
         .into_iter()
@@ -578,13 +827,9 @@ fn write_outputs(
             .map_err(Failure::Run)
     };
     if let Some(path) = &a.json {
-        let transport = match a.transport {
-            Transport::Local => "local",
-            Transport::Tcp => "tcp",
-        };
         let doc = json!({
             "schema": "autocoll.bench/1",
-            "transport": transport,
+            "transport": a.transport.name(),
             "hosts": hosts,
             "results": rows,
         });

@@ -174,13 +174,7 @@ fn run_mpi(a: &Args, plan: &Plan) -> Result<Outcome, Failure> {
     let (mut comm, library) =
         autocoll::comm::mpi::world_with_library().context("starting the mpi transport")?;
     let p = comm.size();
-    if let Some(text) = &a.ranks {
-        if args::ranks(text)? != [p] {
-            return Err(Failure::Usage(format!(
-                "-n {text}: mpirun started {p} ranks; under --transport mpi leave -n out or give {p}"
-            )));
-        }
-    }
+    args::agree_with_mpirun(a.ranks.as_deref(), p)?;
     let cases = plan.cases(a, p)?;
     comm.set_timeout(Duration::from_secs(a.timeout));
     if comm.rank() == 0 {

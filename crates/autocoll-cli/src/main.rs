@@ -6,9 +6,11 @@
 
 mod adapt;
 mod args;
+mod baseline;
 mod bench;
 mod check;
 mod cluster;
+mod compare;
 mod launch;
 mod list;
 mod plot;
@@ -44,6 +46,8 @@ enum Command {
     Tune(tune::Args),
     /// Run the lottery against every fixed candidate (the paper's Figure 7/8).
     Adapt(adapt::Args),
+    /// autocoll against the MPI library on an emulated cluster: one report.
+    Compare(compare::Args),
 }
 
 /// A failure the user caused (exit 2) or a run that failed (exit 1).
@@ -70,6 +74,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::Tune(a) => tune::run(a),
         Command::Adapt(a) => adapt::run(a),
+        Command::Compare(a) => compare::run(a),
     };
     match outcome {
         Ok(code) => code,

@@ -120,8 +120,8 @@ impl Sweep {
         let mut out = Vec::new();
         for (op, sizes, impls) in &self.ops {
             let root = if op.rooted() { self.root } else { 0 };
-            for planned in bench::plan(*op, impls.as_deref(), sizes, root, &[method]) {
-                let key = (planned.point.imp.to_string(), p, planned.point.bytes);
+            for planned in bench::plan_ours(*op, impls.as_deref(), sizes, root, &[method]) {
+                let key = (planned.subject.id(), p, planned.subject.bytes());
                 if !self.done.contains(&key) {
                     out.push(planned);
                 }
@@ -155,6 +155,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         max_reps: a.max_reps,
         rse: a.rse,
     };
+    bench::refuse_mpi("tune", a.transport)?;
     bench::check_sweep(a.transport, &a.placement, &opts)?;
     let stop = Arc::new(AtomicBool::new(false));
     bench::install_ctrl_c(stop.clone());
@@ -196,6 +197,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
                 let hosts = Arc::new(Mutex::new(Vec::new()));
                 bench::run_tcp(p, &a.placement, a.timeout, sink.clone(), hosts)
             }
+            Transport::Mpi => unreachable!("refused by refuse_mpi"),
         };
         if outcome.is_err() {
             break;
@@ -337,7 +339,7 @@ fn as_rank(
     });
     let plan = sweep.plan(comm.size(), method);
     let sink = |rows: Vec<Row>| bench::say(&bench::Report::Rows(rows));
-    bench::rank_main(&mut comm, &plan, opts, stop, &sink)
+    bench::rank_main(&mut comm, &plan, opts, stop, None, &sink)
         .context("running the sweep")
         .map_err(Failure::Run)?;
     Ok(ExitCode::SUCCESS)

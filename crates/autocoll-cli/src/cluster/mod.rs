@@ -8,7 +8,7 @@
 //! already exists.
 
 mod net;
-pub(crate) mod spec;
+pub mod spec;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -65,7 +65,9 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn up(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
+/// Brings the cluster of `spec` up (completing one that is partly up) and
+/// writes its hostfiles and agent into `dir`.
+pub fn up(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
     let ip = Ip;
     for sw in &spec.switches {
         ip.bridge(&spec.bridge(&sw.name))?;
@@ -130,7 +132,7 @@ fn host_up(spec: &Spec, i: usize, host: &Host) -> anyhow::Result<()> {
 }
 
 /// Removes what `up` makes, skipping what is not there.
-fn down(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
+pub fn down(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
     let ip = Ip;
     for host in &spec.hosts {
         // Deleting the namespace deletes eth0 and with it the veth pair.

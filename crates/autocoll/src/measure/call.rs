@@ -1,5 +1,6 @@
 //! One call of the collective under test, with buffers made once.
 
+use crate::check::{Dtype, Native};
 use crate::coll::op::{Builtin, Op};
 use crate::comm::Communicator;
 use crate::error::Result;
@@ -15,10 +16,29 @@ enum Buffers {
     F64 { send: Vec<f64>, recv: Vec<f64> },
 }
 
+/// Whose collective is called.
+pub enum Target<'a> {
+    /// One of autocoll's implementations.
+    Ours(Implementation),
+    /// The library behind the transport (the MPI library's own
+    /// collectives), timed as a baseline.
+    Library(Collective, &'a dyn Native),
+}
+
+impl Target<'_> {
+    /// The collective.
+    pub fn op(&self) -> Collective {
+        match self {
+            Target::Ours(imp) => imp.op,
+            Target::Library(op, _) => *op,
+        }
+    }
+}
+
 /// Makes calls of one implementation at one message size, with buffers
 /// made once (so that timing loops time the call, not allocation).
-pub struct Caller {
-    imp: Implementation,
+pub struct Caller<'a> {
+    target: Target<'a>,
     bufs: Buffers,
     sum: Op<f64>,
 }
@@ -33,11 +53,18 @@ pub fn effective_bytes(op: Collective, bytes: usize) -> usize {
     }
 }
 
-impl Caller {
-    /// Buffers for `imp` with `bytes` per rank on `size` ranks.
-    pub fn new(imp: &Implementation, bytes: usize, size: usize) -> Caller {
-        let n = effective_bytes(imp.op, bytes);
-        let bufs = match imp.op {
+impl Caller<'static> {
+    /// Buffers for autocoll's `imp` with `bytes` per rank on `size` ranks.
+    pub fn of(imp: &Implementation, bytes: usize, size: usize) -> Caller<'static> {
+        Caller::new(Target::Ours(imp.clone()), bytes, size)
+    }
+}
+
+impl<'a> Caller<'a> {
+    /// Buffers for `target` with `bytes` per rank on `size` ranks.
+    pub fn new(target: Target<'a>, bytes: usize, size: usize) -> Caller<'a> {
+        let n = effective_bytes(target.op(), bytes);
+        let bufs = match target.op() {
             Collective::Reduce | Collective::Allreduce => Buffers::F64 {
                 send: vec![1.0; n / 8],
                 recv: vec![0.0; n / 8],
@@ -56,7 +83,7 @@ impl Caller {
             },
         };
         Caller {
-            imp: imp.clone(),
+            target,
             bufs,
             sum: Op::Builtin(Builtin::Sum),
         }
@@ -64,7 +91,12 @@ impl Caller {
 
     /// One call with `root` (ignored by rootless collectives).
     pub fn call(&mut self, comm: &mut Communicator, root: usize) -> Result<()> {
-        let imp = &self.imp;
+        let imp = match &self.target {
+            Target::Ours(imp) => imp,
+            Target::Library(op, library) => {
+                return call_library(*op, *library, &mut self.bufs, root)
+            }
+        };
         match (&mut self.bufs, imp.op) {
             (Buffers::Bytes { recv, .. }, Collective::Bcast) => comm.bcast_with(imp, recv, root),
             (Buffers::Bytes { send, recv }, Collective::Scatter) => {
@@ -90,7 +122,7 @@ impl Caller {
     /// selector instead of the fixed implementation (`autocoll adapt` times
     /// the lottery against the fixed candidates with the same buffers).
     pub fn call_selected(&mut self, comm: &mut Communicator, root: usize) -> Result<()> {
-        match (&mut self.bufs, self.imp.op) {
+        match (&mut self.bufs, self.target.op()) {
             (Buffers::Bytes { recv, .. }, Collective::Bcast) => comm.bcast(recv, root),
             (Buffers::Bytes { send, recv }, Collective::Scatter) => comm.scatter(send, recv, root),
             (Buffers::Bytes { send, recv }, Collective::Gather) => comm.gather(send, recv, root),
@@ -103,6 +135,37 @@ impl Caller {
             }
             (_, _) => comm.barrier(),
         }
+    }
+}
+
+/// One call of the library's own collective on the same buffers (the
+/// reductions sum `f64`, as autocoll's do).
+fn call_library(
+    op: Collective,
+    library: &dyn Native,
+    bufs: &mut Buffers,
+    root: usize,
+) -> Result<()> {
+    let sum = Builtin::Sum;
+    match (bufs, op) {
+        (Buffers::Bytes { recv, .. }, Collective::Bcast) => library.bcast(recv, root),
+        (Buffers::Bytes { send, recv }, Collective::Scatter) => library.scatter(send, recv, root),
+        (Buffers::Bytes { send, recv }, Collective::Gather) => library.gather(send, recv, root),
+        (Buffers::Bytes { send, recv }, Collective::Allgather) => library.allgather(send, recv),
+        (Buffers::F64 { send, recv }, Collective::Reduce) => library.reduce(
+            Dtype::F64,
+            sum,
+            bytemuck::cast_slice(send),
+            bytemuck::cast_slice_mut(recv),
+            root,
+        ),
+        (Buffers::F64 { send, recv }, Collective::Allreduce) => library.allreduce(
+            Dtype::F64,
+            sum,
+            bytemuck::cast_slice(send),
+            bytemuck::cast_slice_mut(recv),
+        ),
+        (_, _) => library.barrier(),
     }
 }
 

@@ -3,8 +3,9 @@
 
 use bytes::Bytes;
 
-use super::call::{control_bcast, separating_barrier, Caller};
-use super::{classic, ol_i, stats, truth, Measurement, Method, Options, Point, Summary};
+use super::call::{control_bcast, separating_barrier, Caller, Target};
+use super::{classic, ol_i, stats, truth, Baseline, Measurement, Method, Options, Point, Summary};
+use crate::check::Native;
 use crate::clock::now_ns;
 use crate::comm::Communicator;
 use crate::error::{Error, Result};
@@ -65,13 +66,37 @@ pub fn run_point(
     method: Method,
     opts: &Options,
 ) -> Result<Option<Measurement>> {
+    let target = Target::Ours(point.imp.clone());
+    run(comm, target, point.bytes, point.root, method, opts)
+}
+
+/// Measures the library's own collective (e.g. `MPI_Bcast` through the mpi
+/// transport's `Library`) exactly as [`run_point`]
+/// measures autocoll's: same buffers, same method, same harness messages
+/// over `comm`. Every rank calls it with the same arguments.
+pub fn run_baseline(
+    comm: &mut Communicator,
+    library: &dyn Native,
+    point: &Baseline,
+    method: Method,
+    opts: &Options,
+) -> Result<Option<Measurement>> {
+    let target = Target::Library(point.op, library);
+    run(comm, target, point.bytes, point.root, method, opts)
+}
+
+fn run(
+    comm: &mut Communicator,
+    target: Target,
+    bytes: usize,
+    root: usize,
+    method: Method,
+    opts: &Options,
+) -> Result<Option<Measurement>> {
     let size = comm.size();
-    let op = point.imp.op;
-    if op.rooted() && point.root >= size {
-        return Err(Error::RankOutOfRange {
-            rank: point.root,
-            size,
-        });
+    let op = target.op();
+    if op.rooted() && root >= size {
+        return Err(Error::RankOutOfRange { rank: root, size });
     }
     if method == Method::Truth && !comm.shared_clock() {
         return Err(Error::Config(format!(
@@ -81,11 +106,11 @@ pub fn run_point(
         )));
     }
     let job = Job {
-        leader: if op.rooted() { point.root } else { 0 },
-        root: point.root,
+        leader: if op.rooted() { root } else { 0 },
+        root,
         calls: opts.calls.max(1),
     };
-    let mut caller = Caller::new(&point.imp, point.bytes, size);
+    let mut caller = Caller::new(target, bytes, size);
     let estimate = warm_up(comm, &mut caller, &job, opts.warmup.max(MIN_WARMUP))?;
     let mut windows = truth::Windows::new(estimate);
     let mut acc = Accumulator::default();

@@ -23,11 +23,11 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-pub use call::{effective_bytes, Caller};
-pub use driver::{agree, run_point};
+pub use call::{effective_bytes, Caller, Target};
+pub use driver::{agree, run_baseline, run_point};
 pub use stats::Summary;
 
-use crate::select::Implementation;
+use crate::select::{Collective, Implementation};
 
 /// How a collective's time is measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -120,6 +120,19 @@ pub struct Point {
     pub imp: Implementation,
     /// Bytes per rank, rounded down to whole elements by the run
     /// ([`effective_bytes`]).
+    pub bytes: usize,
+    /// The root of rooted collectives (ignored by the others).
+    pub root: usize,
+}
+
+/// What is measured as a baseline: the library's own collective (e.g.
+/// `MPI_Bcast`) at a message size and root, on the same buffers as a
+/// [`Point`] of that size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Baseline {
+    /// The collective.
+    pub op: Collective,
+    /// Bytes per rank, rounded down to whole elements as for a [`Point`].
     pub bytes: usize,
     /// The root of rooted collectives (ignored by the others).
     pub root: usize,

@@ -1,0 +1,492 @@
+//! `autocoll compare [SPEC]`: autocoll against the MPI library on an
+//! emulated cluster, in one command.
+//!
+//! It brings the cluster up, runs `autocoll bench --transport mpi
+//! --baseline` under Open MPI's mpirun across the cluster's namespaces for
+//! each collective (the library's default and autocoll's candidates, timed
+//! with `truth`, interleaved per size), runs the same candidates over the
+//! tcp transport through `autocoll launch --hostfile`, brings the cluster
+//! down (also after a failure or Ctrl-C), and writes `report.md`,
+//! `report.json` and one SVG per collective. The benches' own JSON stays
+//! in `<out>/raw/`, from which `--report-only` rebuilds the report.
+
+pub mod report;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use anyhow::{anyhow, Context};
+use autocoll::select::{format_bytes, parse_bytes};
+use autocoll::Collective;
+use serde_json::Value;
+
+use crate::bench::Row;
+use crate::cluster::{self, spec::Spec};
+use crate::{args, plot, Failure};
+use report::{Line, Setup};
+
+/// Arguments of `autocoll compare`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The cluster's spec.
+    #[arg(default_value = "clusters/star8-100m.toml")]
+    spec: PathBuf,
+    /// Where the report goes (and the cluster's files, in `cluster/`).
+    #[arg(long, default_value = "target/compare")]
+    out: PathBuf,
+    /// Collectives to compare (comma list).
+    #[arg(
+        long,
+        default_value = "bcast,reduce,allreduce,scatter,gather,allgather"
+    )]
+    op: String,
+    /// Bytes per rank: a range stepping by ×--step, or a list.
+    #[arg(long, default_value = "1K..8M")]
+    bytes: String,
+    /// Factor between the sizes of a --bytes range.
+    #[arg(long, default_value_t = 4)]
+    step: usize,
+    /// Leave out sizes at which one call moves more than this in all
+    /// (P × bytes per rank for scatter, gather and allgather): at 100
+    /// Mbit/s a 4M-per-rank scatter on 8 ranks takes 2.3 s a call.
+    #[arg(long, default_value = "16M")]
+    max_total: String,
+    /// From this size on, fewer calls and repetitions (each call is long).
+    #[arg(long, default_value = "256K")]
+    large: String,
+    /// The measuring method of every point. `truth` (one shared clock) is
+    /// the accurate one, but on the emulated 100 Mbit/s links it discards
+    /// nearly every call of a flow that loses packets at a tbf queue (TCP
+    /// retransmissions make the call times heavy-tailed), so the default is
+    /// `barrier`: M × (call + barrier) ÷ M, an upper bound by one
+    /// dissemination barrier, the same for both sides.
+    #[arg(long, default_value = "barrier")]
+    method: String,
+    /// Skip the tcp column.
+    #[arg(long)]
+    no_tcp: bool,
+    /// Rebuild the report from the benches' JSON of an earlier run in
+    /// --out: no cluster, no runs.
+    #[arg(long)]
+    report_only: bool,
+    /// Seconds a rank waits for a peer before giving up.
+    #[arg(long, default_value_t = 300)]
+    timeout: u64,
+}
+
+/// autocoll's candidates per collective: the shapes that win on switched
+/// Ethernet (pipelined chains with two segment sizes, binomial for small
+/// messages, a segmented binary tree; ring, Rabenseifner and recursive
+/// doubling for allreduce and allgather), kept few so that the run lasts
+/// minutes, not hours.
+pub fn candidates(op: Collective) -> &'static str {
+    match op {
+        Collective::Bcast => {
+            "bcast:binomial,bcast:chain:seg=8K,bcast:chain:seg=32K,bcast:binary:seg=16K"
+        }
+        Collective::Reduce => {
+            "reduce:binomial,reduce:chain:seg=8K,reduce:chain:seg=32K,reduce:binary:seg=16K"
+        }
+        Collective::Allreduce => {
+            "allreduce:ring,allreduce:rabenseifner,allreduce:recursive-doubling"
+        }
+        Collective::Scatter => "scatter:flat,scatter:binomial",
+        Collective::Gather => "gather:flat,gather:binomial",
+        Collective::Allgather => "allgather:ring,allgather:recursive-doubling",
+        Collective::Barrier => "barrier:dissemination,barrier:binomial",
+    }
+}
+
+/// Calls per repetition and repetitions (min, max) of a size group.
+struct Effort {
+    calls: usize,
+    min_reps: usize,
+    max_reps: usize,
+}
+
+const SMALL: Effort = Effort {
+    calls: 4,
+    min_reps: 5,
+    max_reps: 10,
+};
+const LARGE: Effort = Effort {
+    calls: 1,
+    min_reps: 3,
+    max_reps: 4,
+};
+
+/// Where the ranks run for one column of the report.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    Mpi,
+    Tcp,
+}
+
+impl Transport {
+    fn name(self) -> &'static str {
+        match self {
+            Transport::Mpi => "mpi",
+            Transport::Tcp => "tcp",
+        }
+    }
+}
+
+pub fn run(a: Args) -> Result<ExitCode, Failure> {
+    let spec = Spec::load(&a.spec).map_err(|e| Failure::Usage(format!("{e:#}")))?;
+    let ops = args::ops(&a.op)?;
+    let sizes = args::bytes(&a.bytes, a.step)?;
+    let max_total =
+        parse_bytes(&a.max_total).map_err(|e| Failure::Usage(format!("--max-total: {e}")))?;
+    let large = parse_bytes(&a.large).map_err(|e| Failure::Usage(format!("--large: {e}")))?;
+    let method: autocoll::measure::Method = a
+        .method
+        .parse()
+        .map_err(|e| Failure::Usage(format!("--method: {e}")))?;
+    let setup = setup(&a.spec, &spec, method);
+    let out =
+        std::path::absolute(&a.out).with_context(|| format!("resolving {}", a.out.display()))?;
+    let raw = out.join("raw");
+    if !a.report_only {
+        preflight()?;
+        // Results of an earlier run must not mix into this run's report.
+        if raw.exists() {
+            std::fs::remove_dir_all(&raw)
+                .with_context(|| format!("removing the earlier results in {}", raw.display()))?;
+        }
+        std::fs::create_dir_all(&raw).with_context(|| format!("creating {}", raw.display()))?;
+        let plan = Plan {
+            ops: &ops,
+            sizes: &sizes,
+            max_total,
+            large,
+            ranks: setup.ranks,
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        install_ctrl_c(stop.clone());
+        let outcome = run_on_cluster(&a, &spec, &out, &raw, &plan, &stop);
+        if stop.load(Ordering::Relaxed) {
+            eprintln!("autocoll compare: interrupted; reporting what finished");
+        }
+        if let Err(e) = outcome {
+            // The report of what finished is still worth writing.
+            eprintln!("autocoll compare: {e:#}");
+            write_report(&a, &setup, &ops, &raw, &out)?;
+            return Err(Failure::Run(e));
+        }
+    }
+    write_report(&a, &setup, &ops, &raw, &out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the report says about the run, from the spec.
+fn setup(path: &Path, spec: &Spec, method: autocoll::measure::Method) -> Setup {
+    let slowest = spec.hosts.iter().map(|h| h.rate.0).min().unwrap_or(1);
+    Setup {
+        cluster: spec.name.clone(),
+        spec: path.display().to_string(),
+        ranks: spec.hosts.iter().map(|h| h.slots as usize).sum(),
+        rate_bytes_per_s: slowest as f64 / 8.0,
+        method,
+    }
+}
+
+/// Refuses to start what cannot finish: the cluster needs root, the mpi
+/// column this program built with MPI and an mpirun.
+fn preflight() -> Result<(), Failure> {
+    if !rustix::process::geteuid().is_root() {
+        return Err(Failure::Usage(
+            "compare brings up an emulated cluster (namespaces, bridges, qdiscs): run it as root"
+                .into(),
+        ));
+    }
+    if !cfg!(feature = "mpi") {
+        return Err(Failure::Usage(
+            "compare runs the benchmark under mpirun: rebuild with `cargo build --release --features mpi`".into(),
+        ));
+    }
+    let mpirun = Command::new("mpirun").arg("--version").output();
+    if !mpirun.is_ok_and(|o| o.status.success()) {
+        return Err(Failure::Usage(
+            "compare needs Open MPI's mpirun on PATH (Debian: openmpi-bin)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Which sizes of which collectives run, and how hard.
+struct Plan<'a> {
+    ops: &'a [Collective],
+    sizes: &'a [usize],
+    max_total: usize,
+    large: usize,
+    ranks: usize,
+}
+
+impl Plan<'_> {
+    /// The sizes of `op` that run, split into (small, large).
+    fn sizes(&self, op: Collective) -> (Vec<usize>, Vec<usize>) {
+        let per_call = |b: usize| match op {
+            Collective::Scatter | Collective::Gather | Collective::Allgather => b * self.ranks,
+            _ => b,
+        };
+        self.sizes
+            .iter()
+            .copied()
+            .filter(|&b| per_call(b) <= self.max_total)
+            .partition(|&b| b < self.large)
+    }
+}
+
+/// The cluster, brought down when dropped: after the runs, a failure or
+/// an interrupt alike.
+struct Up<'a> {
+    spec: &'a Spec,
+    dir: PathBuf,
+}
+
+impl Drop for Up<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = cluster::down(self.spec, &self.dir) {
+            eprintln!(
+                "autocoll compare: bringing cluster {} down failed: {e:#}; run `autocoll cluster down` by hand",
+                self.spec.name
+            );
+        }
+    }
+}
+
+fn run_on_cluster(
+    a: &Args,
+    spec: &Spec,
+    out: &Path,
+    raw: &Path,
+    plan: &Plan,
+    stop: &AtomicBool,
+) -> anyhow::Result<()> {
+    let cluster = Up {
+        spec,
+        dir: out.join("cluster").join(&spec.name),
+    };
+    cluster::up(spec, &cluster.dir).context("bringing the cluster up")?;
+    let mut transports = vec![Transport::Mpi];
+    if !a.no_tcp {
+        transports.push(Transport::Tcp);
+    }
+    for &op in plan.ops {
+        let (small, large) = plan.sizes(op);
+        for (group, sizes, effort) in [("small", small, &SMALL), ("large", large, &LARGE)] {
+            if sizes.is_empty() {
+                continue;
+            }
+            for &t in &transports {
+                if stop.load(Ordering::Relaxed) {
+                    return Err(anyhow!("interrupted"));
+                }
+                let json = raw.join(format!("{}-{op}-{group}.json", t.name()));
+                let mut cmd = bench_command(spec, &cluster.dir, t, plan.ranks);
+                cmd.args(bench_args(op, &sizes, effort, a))
+                    .arg("--json")
+                    .arg(&json);
+                eprintln!(
+                    "autocoll compare: {op} at {} over {}",
+                    sizes
+                        .iter()
+                        .map(|&b| format_bytes(b))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    t.name()
+                );
+                run_bench(&mut cmd, stop).with_context(|| format!("{op} over {}", t.name()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The command that starts the ranks of one bench: mpirun across the
+/// namespaces, or this program's tcp launcher with the cluster's agent.
+fn bench_command(spec: &Spec, dir: &Path, t: Transport, ranks: usize) -> Command {
+    let me = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("autocoll"));
+    match t {
+        Transport::Mpi => {
+            let mut cmd = Command::new("mpirun");
+            cmd.args([
+                "--allow-run-as-root",
+                "-n",
+                &ranks.to_string(),
+                "--hostfile",
+            ])
+            .arg(dir.join("hostfile"))
+            .arg("--mca")
+            .arg("plm_rsh_agent")
+            .arg(dir.join("agent"))
+            .args(["--mca", "btl", "tcp,self"])
+            .args(["--mca", "btl_tcp_if_include", &spec.subnet])
+            .args(["--mca", "oob_tcp_if_include", &spec.subnet])
+            // The emulated hosts share this machine's cores: binding
+            // each host's rank to "its" first core would stack them, and
+            // each daemon sees one process on its "host", so Open MPI
+            // would busy-poll without yielding and a rank with data to
+            // forward would wait for a scheduler slice (a 1K bcast took
+            // 15 ms instead of 0.5). autocoll's transport yields too.
+            .args(["--bind-to", "none"])
+            .args(["--mca", "mpi_yield_when_idle", "1"])
+            // Every daemon writes hwloc's shared topology under one
+            // hostname; that component crashed them now and then.
+            .args(["--mca", "rtc", "^hwloc"])
+            .arg(me)
+            .args(["bench", "--transport", "mpi", "--baseline"]);
+            cmd
+        }
+        Transport::Tcp => {
+            let mut cmd = Command::new(me);
+            cmd.args(["bench", "--transport", "tcp", "-n", &ranks.to_string()])
+                .arg("--hostfile")
+                .arg(dir.join("hostfile.autocoll"))
+                .arg("--agent")
+                .arg(dir.join("agent"));
+            cmd
+        }
+    }
+}
+
+/// Runs one bench; a failed one runs up to twice more, since Open MPI
+/// 4.1's daemons now and then fail to start across the namespaces (they
+/// share one hostname and /tmp, and collide on session directories),
+/// which has nothing to do with the benchmark.
+fn run_bench(cmd: &mut Command, stop: &AtomicBool) -> anyhow::Result<()> {
+    let mut status = cmd.status().with_context(|| format!("starting {cmd:?}"))?;
+    for _ in 0..2 {
+        if status.success() || stop.load(Ordering::Relaxed) {
+            break;
+        }
+        eprintln!("autocoll compare: the run failed ({status}); trying it again");
+        status = cmd.status().with_context(|| format!("starting {cmd:?}"))?;
+    }
+    match status.success() {
+        true => Ok(()),
+        false => Err(anyhow!("failed ({status}): {cmd:?}")),
+    }
+}
+
+fn bench_args(op: Collective, sizes: &[usize], effort: &Effort, a: &Args) -> Vec<String> {
+    let list: Vec<String> = sizes.iter().map(|b| b.to_string()).collect();
+    vec![
+        "--op".into(),
+        op.to_string(),
+        "--impl".into(),
+        candidates(op).into(),
+        "--bytes".into(),
+        list.join(","),
+        "--method".into(),
+        a.method.clone(),
+        "--calls".into(),
+        effort.calls.to_string(),
+        "--min-reps".into(),
+        effort.min_reps.to_string(),
+        "--max-reps".into(),
+        effort.max_reps.to_string(),
+        "--warmup".into(),
+        "1".into(),
+        "--timeout".into(),
+        a.timeout.to_string(),
+    ]
+}
+
+/// The rows of every bench JSON of `transport` for `op` in `raw`.
+fn read_rows(raw: &Path, transport: &str, op: Collective) -> anyhow::Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for group in ["small", "large"] {
+        let path = raw.join(format!("{transport}-{op}-{group}.json"));
+        let text = match std::fs::read(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        let doc: Value = serde_json::from_slice(&text)
+            .with_context(|| format!("{}: not JSON", path.display()))?;
+        let found: Vec<Row> = serde_json::from_value(doc["results"].clone())
+            .with_context(|| format!("{}: field `results`", path.display()))?;
+        rows.extend(found);
+    }
+    Ok(rows)
+}
+
+fn write_report(
+    a: &Args,
+    setup: &Setup,
+    ops: &[Collective],
+    raw: &Path,
+    out: &Path,
+) -> Result<(), Failure> {
+    let mut lines: Vec<Line> = Vec::new();
+    for &op in ops {
+        let mpi = read_rows(raw, "mpi", op)?;
+        let tcp = read_rows(raw, "tcp", op)?;
+        let found = report::lines(setup, &mpi, &tcp);
+        if found.is_empty() {
+            eprintln!("autocoll compare: no {op} results in {}", raw.display());
+            continue;
+        }
+        let svg = plot::svg(op, &plot_rows(op, &mpi, &found))
+            .map_err(|e| anyhow!("plotting {op}: {e}"))?;
+        write(&out.join(format!("{op}.svg")), svg.as_bytes())?;
+        lines.extend(found);
+    }
+    let command = rerun_command(a);
+    let md = report::markdown(setup, &lines, &command);
+    write(&out.join("report.md"), md.as_bytes())?;
+    let json = serde_json::to_vec_pretty(&report::json(setup, &lines)).expect("JSON of plain data");
+    write(&out.join("report.json"), &json)?;
+    print!("{md}");
+    eprintln!(
+        "autocoll compare: wrote {}",
+        out.join("report.md").display()
+    );
+    Ok(())
+}
+
+fn write(path: &Path, data: &[u8]) -> Result<(), Failure> {
+    autocoll::files::write_atomic(path, data)
+        .with_context(|| format!("writing {}", path.display()))
+        .map_err(Failure::Run)
+}
+
+/// The plot's lines: every candidate and the library over mpi, the best
+/// over tcp at each size, and the link bound.
+fn plot_rows(op: Collective, mpi: &[Row], lines: &[Line]) -> Vec<Row> {
+    let mut rows: Vec<Row> = mpi.iter().filter(|r| r.op == op.name()).cloned().collect();
+    let sample = rows.first().cloned();
+    for l in lines {
+        let Some(mut r) = sample.clone() else { break };
+        r.bytes = l.bytes;
+        r.imp = "link bound".into();
+        r.median_s = l.bound_s;
+        rows.push(r.clone());
+        if let Some(s) = l.tcp_best_s {
+            r.imp = "autocoll best over tcp".into();
+            r.median_s = s;
+            rows.push(r);
+        }
+    }
+    rows
+}
+
+fn rerun_command(a: &Args) -> String {
+    let spec = a.spec.display().to_string();
+    match spec.as_str() {
+        "clusters/star8-100m.toml" => "scripts/compare-mpi".into(),
+        _ => format!("scripts/compare-mpi {spec}"),
+    }
+}
+
+fn install_ctrl_c(stop: Arc<AtomicBool>) {
+    // The benches, in this terminal's process group, get the same Ctrl-C
+    // and stop; this process then reports and brings the cluster down.
+    let result = ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed));
+    if let Err(e) = result {
+        eprintln!("autocoll compare: Ctrl-C will not stop the run cleanly: {e}");
+    }
+}
