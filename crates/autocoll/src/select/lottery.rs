@@ -155,8 +155,6 @@ pub struct Pool {
     /// The candidate now holding and the calls it has left.
     #[serde(skip)]
     pub current: Option<(usize, u32)>,
-    #[serde(skip)]
-    period: Vec<f64>,
     /// Calls that were exploration (not the best candidate) so far.
     pub explored: u64,
     /// Calls made so far.
@@ -179,7 +177,6 @@ impl Pool {
             candidates: candidates.into_iter().map(Stats::new).collect(),
             draws: 0,
             current: None,
-            period: Vec::new(),
             explored: 0,
             calls: 0,
         }
@@ -208,16 +205,6 @@ impl Pool {
             self.explored += 1;
         }
         Some(index)
-    }
-
-    /// Records the time of a call made by the holding candidate.
-    pub fn record(&mut self, seconds: f64) {
-        self.period.push(seconds);
-    }
-
-    /// The times of the period that just ended, in call order.
-    pub fn take_period(&mut self) -> Vec<f64> {
-        std::mem::take(&mut self.period)
     }
 
     /// Feeds the ended period's times (agreed by all ranks) to the
@@ -381,7 +368,6 @@ impl Pool {
     pub fn adopt(&mut self, draw: Draw) {
         self.draws += 1;
         self.current = Some((draw.index, draw.ttl));
-        self.period.clear();
     }
 }
 

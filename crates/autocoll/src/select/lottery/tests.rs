@@ -19,15 +19,17 @@ fn simulate(
 ) -> Vec<usize> {
     let mut rng = Rng::new(seed);
     let mut used = Vec::with_capacity(calls);
+    // The period's times, as the selector keeps them between draws.
+    let mut period = Vec::new();
     while used.len() < calls {
         match l.next_call() {
             Some(i) => {
                 let noise = 0.9 + 0.2 * rng.uniform();
-                l.record(time(used.len(), i) * noise);
+                period.push(time(used.len(), i) * noise);
                 used.push(i);
             }
             None => {
-                let times = l.take_period();
+                let times = std::mem::take(&mut period);
                 l.settle(&times, p);
                 let d = l.draw(rng.uniform(), p);
                 l.adopt(d);
