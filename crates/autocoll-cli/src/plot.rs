@@ -128,16 +128,24 @@ pub fn svg(op: Collective, rows: &[Row]) -> Result<String, String> {
                 }
             });
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()
-            .map_err(|e| e.to_string())?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         area.present().map_err(|e| e.to_string())?;
     }
     Ok(text)
+}
+
+/// The legend box every plot draws, at `at`.
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    at: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(at)
+        .draw()
+        .map_err(|e| e.to_string())
 }
 
 /// A byte count for people: `256 B`, `64K`, `8M`.
@@ -276,13 +284,7 @@ fn lines_svg(
                 .label(name)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()
-            .map_err(|e| e.to_string())?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         area.present().map_err(|e| e.to_string())?;
     }
     Ok(text)
@@ -328,12 +330,7 @@ pub fn adapt_svg(names: &[String], fixed: &[Vec<f64>], lottery: &[f64]) -> Resul
                     PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(2))
                 });
         }
-        a.configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(|e| e.to_string())?;
+        legend(&mut a, SeriesLabelPosition::UpperRight)?;
         let mut b = ChartBuilder::on(&right)
             .caption("distribution of call times", ("sans-serif", 20))
             .margin(15)
