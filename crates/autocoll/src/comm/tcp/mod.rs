@@ -202,7 +202,7 @@ impl Tcp {
         }
     }
 
-    /// Reads the frames that are in, at least one, from peer `p`; closes
+    /// Reads a frame from peer `p`, and any more it buffered whole; closes
     /// the connection on its end or on a protocol violation.
     fn drain(&mut self, p: usize) {
         let reader = self.readers[p]
@@ -212,7 +212,12 @@ impl Tcp {
             match reader.frame() {
                 Ok(msg) => {
                     let _ = self.to_self.send(Ok(msg));
-                    if reader.input.buffer().is_empty() {
+                    // Bytes already buffered are invisible to poll, so a
+                    // frame buffered whole is read now; a frame begun but
+                    // not whole waits for the next poll, and the caller
+                    // gets to act on what came (a forwarding rank sends
+                    // segment k on before segment k+1 has arrived).
+                    if !reader.whole_frame_buffered() {
                         break None;
                     }
                 }
@@ -336,6 +341,19 @@ enum End {
 }
 
 impl Reader {
+    /// True when the read buffer holds a whole frame (or a header that
+    /// breaks the protocol, which [`Reader::frame`] then reports).
+    fn whole_frame_buffered(&self) -> bool {
+        let buf = self.input.buffer();
+        let Some(raw) = buf.first_chunk::<HEADER_LEN>() else {
+            return false;
+        };
+        match Header::decode(raw) {
+            Ok(header) => (buf.len() - HEADER_LEN) as u64 >= header.len,
+            Err(_) => true,
+        }
+    }
+
     /// Reads one whole frame. A frame that has begun is read to its end
     /// with blocking reads (its sender writes frames whole); a peer that
     /// stalls inside one is cut off by the socket's read timeout.

@@ -376,3 +376,25 @@ fn issue3_large_messages_and_self_sends_arrive_whole() {
         assert!(theirs[..] == big[..]);
     }
 }
+
+#[test]
+fn issue5_a_frame_is_delivered_while_the_next_is_still_arriving() {
+    // A forwarding rank must get segment k while segment k+1 is on the
+    // wire; reading on into k+1 serialised every pipeline hop by hop.
+    let (rank0, mut raw) = rank0_and_raw_peer(1 << 20);
+    let mut comm = rank0.join().unwrap();
+    let mut bytes = user_header(1, 3).to_vec();
+    bytes.extend_from_slice(b"abc");
+    bytes.extend_from_slice(&user_header(1, 1000));
+    bytes.extend_from_slice(&[7; 10]);
+    raw.write_all(&bytes).unwrap();
+    let start = Instant::now();
+    assert_eq!(&comm.recv_bytes(1, 5).unwrap()[..], b"abc");
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "the first frame waited for the second: {:?}",
+        start.elapsed()
+    );
+    raw.write_all(&[7; 990]).unwrap();
+    assert_eq!(&comm.recv_bytes(1, 5).unwrap()[..], &[7; 1000][..]);
+}
