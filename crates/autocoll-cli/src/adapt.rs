@@ -555,7 +555,7 @@ fn throttle(host: &str, rate: Rate) -> anyhow::Result<Vec<Vec<String>>> {
         let text = command_output(&show)?;
         let old = tbf_params(&text)
             .ok_or_else(|| anyhow!("no tbf on `{}`: is the cluster up?", show.join(" ")))?;
-        let burst = (rate.0 / 8 / 1000).max(2 * 1514);
+        let (burst, latency) = crate::cluster::net::bucket(rate);
         let change = |params: &[String]| -> Vec<String> {
             end.iter()
                 .map(|x| if x == "%" { "change".into() } else { x.clone() })
@@ -568,7 +568,7 @@ fn throttle(host: &str, rate: Rate) -> anyhow::Result<Vec<Vec<String>>> {
             "burst".into(),
             burst.to_string(),
             "latency".into(),
-            "20ms".into(),
+            latency.into(),
         ];
         undo.push(change(&old));
         if let Err(e) = command_output(&change(&new)) {
@@ -588,7 +588,7 @@ fn undo_throttle(undo: &[Vec<String>]) {
     }
 }
 
-/// `rate R burst B latency 20ms` from `tc qdisc show` of a tbf.
+/// `rate R burst B latency L` from `tc qdisc show` of a tbf.
 fn tbf_params(show: &str) -> Option<Vec<String>> {
     let words: Vec<&str> = show.split_whitespace().collect();
     let after = |key: &str| {
@@ -601,7 +601,7 @@ fn tbf_params(show: &str) -> Option<Vec<String>> {
         "burst".into(),
         after("burst")?,
         "latency".into(),
-        "20ms".into(),
+        after("lat")?,
     ])
 }
 
@@ -727,6 +727,14 @@ fn analyse(s: &Setup, ranks: usize, t: &Trace) -> serde_json::Value {
         "median_ratio": lot.median / o.median,
         "first50_mean_ratio": Summary::of(first).mean / o.mean,
         "settle_bound_calls": bound,
+        // Every call, in order: a fixed series' k-th call ran in the same
+        // round as the lottery's k-th, so the two can be set side by side.
+        "per_call": {
+            "fixed": names.iter().zip(&t.fixed).map(|(n, xs)| json!({
+                "impl": n, "s": xs,
+            })).collect::<Vec<_>>(),
+            "lottery": {"s": t.lottery, "impl": t.chosen},
+        },
     });
     if let Some(d) = &s.disturb {
         let at = s.calls / 2;
@@ -836,10 +844,10 @@ mod tests {
 
     #[test]
     fn tbf_parameters_come_from_tc_show() {
-        let show = "qdisc tbf 8001: root refcnt 2 rate 100Mbit burst 12500b lat 20.0ms\n";
+        let show = "qdisc tbf 8001: root refcnt 2 rate 100Mbit burst 12500b lat 100ms\n";
         assert_eq!(
             tbf_params(show).unwrap(),
-            ["rate", "100Mbit", "burst", "12500b", "latency", "20ms"]
+            ["rate", "100Mbit", "burst", "12500b", "latency", "100ms"]
         );
     }
 }

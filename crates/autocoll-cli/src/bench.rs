@@ -82,21 +82,8 @@ pub struct Args {
     /// relative error against it (of the medians).
     #[arg(long)]
     compare_truth: bool,
-    /// Stop repeating when the relative standard error of the mean is below this.
-    #[arg(long, default_value_t = 0.03)]
-    rse: f64,
-    /// Repetitions at least.
-    #[arg(long, default_value_t = 5)]
-    min_reps: usize,
-    /// Repetitions at most.
-    #[arg(long, default_value_t = 50)]
-    max_reps: usize,
-    /// Calls per repetition (M).
-    #[arg(long, default_value_t = 10)]
-    calls: usize,
-    /// Untimed warm-up calls per point.
-    #[arg(long, default_value_t = 5)]
-    warmup: usize,
+    #[command(flatten)]
+    stats: crate::args::Repeat,
     /// Where the ranks run.
     #[arg(long, value_enum, default_value_t = Transport::Local)]
     transport: Transport,
@@ -304,7 +291,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         }
     }
     check_options(&a)?;
-    let opts = opts_of(&a);
+    let opts = a.stats.options();
     let sweep = Sweep {
         op,
         impls: impls.as_deref(),
@@ -436,17 +423,7 @@ fn check_baseline(a: &Args, op: Collective) -> Result<Option<baseline::Forced>, 
 
 /// Refuses option combinations that cannot run.
 fn check_options(a: &Args) -> Result<(), Failure> {
-    check_sweep(a.transport, &a.placement, &opts_of(a))
-}
-
-fn opts_of(a: &Args) -> Options {
-    Options {
-        calls: a.calls,
-        warmup: a.warmup,
-        min_reps: a.min_reps,
-        max_reps: a.max_reps,
-        rse: a.rse,
-    }
+    check_sweep(a.transport, &a.placement, &a.stats.options())
 }
 
 /// `tune` and `adapt` run their ranks as threads or through the launcher;

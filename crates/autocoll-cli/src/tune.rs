@@ -56,21 +56,8 @@ pub struct Args {
     /// share a clock, else ol-i), `truth` or `ol-i`.
     #[arg(long, default_value = "auto")]
     method: String,
-    /// Stop repeating when the relative standard error of the mean is below this.
-    #[arg(long, default_value_t = 0.03)]
-    rse: f64,
-    /// Repetitions at least.
-    #[arg(long, default_value_t = 5)]
-    min_reps: usize,
-    /// Repetitions at most.
-    #[arg(long, default_value_t = 30)]
-    max_reps: usize,
-    /// Calls per repetition (M).
-    #[arg(long, default_value_t = 10)]
-    calls: usize,
-    /// Untimed warm-up calls per point.
-    #[arg(long, default_value_t = 5)]
-    warmup: usize,
+    #[command(flatten)]
+    stats: crate::args::Repeat,
     /// Where the ranks run.
     #[arg(long, value_enum, default_value_t = Transport::Local)]
     transport: Transport,
@@ -148,13 +135,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             a.ompi_format
         )));
     }
-    let opts = Options {
-        calls: a.calls,
-        warmup: a.warmup,
-        min_reps: a.min_reps,
-        max_reps: a.max_reps,
-        rse: a.rse,
-    };
+    let opts = a.stats.options();
     bench::refuse_mpi("tune", a.transport)?;
     bench::check_sweep(a.transport, &a.placement, &opts)?;
     let stop = Arc::new(AtomicBool::new(false));

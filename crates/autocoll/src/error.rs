@@ -64,6 +64,17 @@ pub enum Error {
         /// The call that was waiting.
         call: CallSig,
     },
+    /// Sends of a call were still not taken by their receivers when the
+    /// timeout passed (transports that complete sends at the end of a call).
+    #[error("rank {rank}: {pending} sends still not taken by their receivers after {waited:?}; are the peers alive?")]
+    SendsIncomplete {
+        /// The sending rank.
+        rank: usize,
+        /// Sends not complete.
+        pending: usize,
+        /// How long the rank waited.
+        waited: Duration,
+    },
     /// A peer closed its connection or its rank ended.
     #[error("rank {rank}: rank {peer} is gone ({reason})")]
     PeerGone {

@@ -7,7 +7,7 @@
 //! made, even after an `up` that stopped half way, and `up` skips what
 //! already exists.
 
-mod net;
+pub(crate) mod net;
 pub mod spec;
 
 use std::path::{Path, PathBuf};

@@ -56,13 +56,12 @@ pub struct Args {
     /// From this size on, fewer calls and repetitions (each call is long).
     #[arg(long, default_value = "256K")]
     large: String,
-    /// The measuring method of every point. `truth` (one shared clock) is
-    /// the accurate one, but on the emulated 100 Mbit/s links it discards
-    /// nearly every call of a flow that loses packets at a tbf queue (TCP
-    /// retransmissions make the call times heavy-tailed), so the default is
-    /// `barrier`: M × (call + barrier) ÷ M, an upper bound by one
-    /// dissemination barrier, the same for both sides.
-    #[arg(long, default_value = "barrier")]
+    /// The measuring method of every point: `truth` (the namespaces read
+    /// one clock), the accurate one. Below a few KiB, with more ranks than
+    /// cores, ranks rarely enter a call within truth's skew tolerance and
+    /// a point may keep no call; `barrier` (M × (call + barrier) ÷ M, an
+    /// upper bound by one barrier, alike for both sides) always keeps them.
+    #[arg(long, default_value = "truth")]
     method: String,
     /// Skip the tcp column.
     #[arg(long)]

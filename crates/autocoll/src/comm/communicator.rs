@@ -383,6 +383,7 @@ impl Communicator {
         };
         ctx.note(Stage::Enter, 0, None);
         dispatch(&mut ctx, tree.as_deref(), call)?;
+        ctx.transport.finish_sends()?;
         ctx.note(Stage::Done, 0, None);
         if let Some(enter) = timed {
             self.selector

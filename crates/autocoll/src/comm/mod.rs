@@ -116,4 +116,12 @@ pub trait Transport: Send {
     fn set_timeout(&mut self, timeout: Duration);
     /// Names of the hosts the ranks run on, indexed by rank.
     fn hosts(&self) -> Vec<String>;
+    /// Called at the end of every collective call: a transport whose sends
+    /// advance only while the rank is inside the library (MPI) completes
+    /// them here, so that a rank that leaves a call early (a broadcast's
+    /// root) and then computes or sleeps does not hold back the ranks still
+    /// in the call. Transports that send in the background return at once.
+    fn finish_sends(&mut self) -> Result<()> {
+        Ok(())
+    }
 }

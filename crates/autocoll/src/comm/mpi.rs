@@ -335,6 +335,33 @@ impl Mpi {
     }
 }
 
+impl Mpi {
+    /// Pumps until `done` says so or the timeout passes: spinning first
+    /// (yielding the core), then napping between polls.
+    fn poll_until(&mut self, mut done: impl FnMut(&mut Self) -> Result<bool>) -> Result<()> {
+        let deadline = Instant::now() + self.timeout;
+        let mut idle_since = Instant::now();
+        loop {
+            if done(self)? {
+                return Ok(());
+            }
+            if self.pump()? {
+                idle_since = Instant::now();
+                continue;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(());
+            }
+            if now - idle_since < SPIN {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(NAP);
+            }
+        }
+    }
+}
+
 impl Transport for Mpi {
     fn rank(&self) -> usize {
         self.rank
@@ -361,26 +388,31 @@ impl Transport for Mpi {
 
     fn recv(&mut self, src: usize, tag: Tag) -> Result<Bytes> {
         self.check_rank(src)?;
-        let deadline = Instant::now() + self.timeout;
-        let mut idle_since = Instant::now();
-        loop {
-            if let Some(data) = self.mailbox.try_recv(src, tag)? {
-                return Ok(data);
-            }
-            if self.pump()? {
-                idle_since = Instant::now();
-                continue;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(self.mailbox.timed_out(src, &tag));
-            }
-            if now - idle_since < SPIN {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(NAP);
-            }
+        let mut found = None;
+        self.poll_until(|mpi| {
+            found = mpi.mailbox.try_recv(src, tag)?;
+            Ok(found.is_some())
+        })?;
+        found.ok_or_else(|| self.mailbox.timed_out(src, &tag))
+    }
+
+    /// MPI moves a long (rendezvous) message only while both ends are
+    /// inside MPI calls; without this, a broadcast's root that went on to
+    /// compute (or to sleep until a benchmark's next start) stalled the
+    /// transfer to its children until its next call.
+    fn finish_sends(&mut self) -> Result<()> {
+        self.poll_until(|mpi| {
+            mpi.complete_sends()?;
+            Ok(mpi.sends.is_empty())
+        })?;
+        if self.sends.is_empty() {
+            return Ok(());
         }
+        Err(Error::SendsIncomplete {
+            rank: self.rank,
+            pending: self.sends.len(),
+            waited: self.timeout,
+        })
     }
 
     fn kind(&self) -> &'static str {
