@@ -27,7 +27,7 @@ use autocoll::clock::now_ns;
 use autocoll::measure::stats::Summary;
 use autocoll::measure::{effective_bytes, Caller};
 use autocoll::observe::{Event, Observer, Stage};
-use autocoll::select::lottery::{Key, Params};
+use autocoll::select::lottery::{Key, Params, Rng};
 use autocoll::select::state::{Fingerprint, Store};
 use autocoll::select::{parse_bytes, Group, Lottery};
 use autocoll::{local, Algorithm, Collective, Communicator, Implementation, Selector, Shape};
@@ -435,16 +435,20 @@ fn rank_main(comm: &mut Communicator, s: &Setup) -> anyhow::Result<Option<Trace>
     // root leaves a broadcast long before its leaves do), which smears
     // every series' times into the same average.
     let barrier = separating_barrier();
+    // The same seed on every rank: all ranks run the same order.
+    let mut order = Order(Rng::new(s.seed ^ 0x0005_eed0_0de5));
     let outcome = (|| -> anyhow::Result<()> {
         for k in 0..s.calls {
             if k == half {
                 restore = start_disturbance(comm, s, delay.as_deref())?;
             }
-            // Each round starts one series further on, the lottery's
-            // included, so no series always runs in the same place of a
-            // round (first after the disturbance, last before the next).
-            for j in 0..series {
-                let c = (j + k) % series;
+            // Each round runs the series, the lottery's included, in a
+            // fresh random order: a call leaves state behind (the emulated
+            // links' token buckets, TCP's windows, caches) that the next
+            // call inherits, and in a fixed cyclic order every series would
+            // always follow the same one (the lottery's binomial calls,
+            // always after the fixed binomial's, measured 25% slower).
+            for c in order.shuffled(series) {
                 comm.barrier_with(&barrier)?;
                 enter[c * s.calls + k] = now_ns();
                 match callers.get_mut(c) {
@@ -474,6 +478,21 @@ fn rank_main(comm: &mut Communicator, s: &Setup) -> anyhow::Result<Option<Trace>
         explored: log.explored.clone(),
         final_impl: log.best.clone(),
     }))
+}
+
+/// Random orders of the series of a round.
+struct Order(Rng);
+
+impl Order {
+    /// 0..n in a random order (Fisher–Yates).
+    fn shuffled(&mut self, n: usize) -> Vec<usize> {
+        let mut v: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            let j = ((self.0.uniform() * (i + 1) as f64) as usize).min(i);
+            v.swap(i, j);
+        }
+        v
+    }
 }
 
 fn install_lottery(comm: &mut Communicator, s: &Setup) -> Arc<Mutex<Log>> {
