@@ -337,10 +337,7 @@ fn run_tcp(p: usize, a: &Args) -> Result<Trace, Failure> {
 }
 
 fn as_rank(setup: &Setup) -> Result<ExitCode, Failure> {
-    let mut comm = autocoll::init()
-        .context("joining the tcp job")
-        .map_err(Failure::Run)?;
-    comm.set_timeout(setup.timeout);
+    let mut comm = crate::launch::join(setup.timeout)?;
     if let Some(trace) = rank_main(&mut comm, setup).map_err(Failure::Run)? {
         let json = serde_json::to_string(&trace).expect("JSON of plain data");
         println!("{}{json}", String::from_utf8_lossy(REPORT_LINE));

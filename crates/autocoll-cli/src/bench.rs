@@ -590,10 +590,7 @@ fn as_rank(
     opts: &Options,
     stop: &AtomicBool,
 ) -> Result<ExitCode, Failure> {
-    let mut comm = autocoll::init()
-        .context("joining the tcp job")
-        .map_err(Failure::Run)?;
-    comm.set_timeout(Duration::from_secs(a.timeout));
+    let mut comm = crate::launch::join(Duration::from_secs(a.timeout))?;
     if comm.rank() == 0 {
         say(&Report::Hosts(comm.hosts()));
     }

@@ -308,10 +308,7 @@ fn run_tcp(p: usize, a: &Args) -> Result<Vec<CaseFailure>, Failure> {
 /// One rank of a `tcp` check: runs every case, and rank 0 prints the
 /// failures of all ranks on one line for the launching process.
 fn as_rank(a: &Args, plan: &Plan) -> Result<ExitCode, Failure> {
-    let mut comm = autocoll::init()
-        .context("joining the tcp job")
-        .map_err(Failure::Run)?;
-    comm.set_timeout(Duration::from_secs(a.timeout));
+    let mut comm = crate::launch::join(Duration::from_secs(a.timeout))?;
     let cases = plan.cases(a, comm.size())?;
     let mine = check::run(&mut comm, &cases, &plan.config);
     let all = check::collect(&mut comm, mine)

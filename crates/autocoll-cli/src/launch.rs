@@ -84,6 +84,16 @@ pub fn is_rank() -> bool {
     std::env::var_os("AUTOCOLL_RANK").is_some()
 }
 
+/// Joins the tcp job this process was started into as a rank, with
+/// `timeout` for every wait on a peer.
+pub fn join(timeout: Duration) -> Result<autocoll::Communicator, Failure> {
+    let mut comm = autocoll::init()
+        .context("joining the tcp job")
+        .map_err(Failure::Run)?;
+    comm.set_timeout(timeout);
+    Ok(comm)
+}
+
 /// Runs this very command again as the `p` ranks of a tcp job (each copy
 /// sees [`is_rank`]). Every line rank 0 prints that starts with `marker`
 /// goes, without the marker, to `report`; all other output is forwarded
