@@ -12,7 +12,10 @@
 //!
 //! Definitions. `settled_at_call`: the first call (1-based) from which the
 //! final choice holds the majority of every later 50-call window (`null`
-//! when the last window has no majority). `explore_share`: the share of
+//! when the last window has no majority). `near_best_from_call`: the same
+//! for the candidates whose mean is within 3% of the oracle's taken
+//! together (near-equal candidates can trade the lead at random for the
+//! whole run). `explore_share`: the share of
 //! lottery calls not on the pool's best candidate at that time.
 //! `final_impl`: the pool's best candidate after the last call.
 
@@ -46,6 +49,10 @@ const REPORT_LINE: &[u8] = b"@autocoll-adapt ";
 /// Width of the windows that define when the lottery settled.
 const WINDOW: usize = 50;
 
+/// Candidates whose mean is within this ratio of the oracle's count as
+/// near-best for `near_best_from_call`.
+const NEAR: f64 = 1.03;
+
 /// Untimed calls of every candidate before the experiment (connections,
 /// caches, page faults).
 const WARMUP: usize = 5;
@@ -75,9 +82,14 @@ pub struct Args {
     /// Share of the tickets the best candidate holds (α).
     #[arg(long, default_value_t = Params::default().alpha)]
     alpha: f64,
-    /// Seed of the lottery's draws.
+    /// Seed of the lottery's draws (and of the order of the series).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Repeat the experiment with seeds --seed, --seed+1, … and report the
+    /// spread of the ratios over the runs: on a shared machine one run's
+    /// ratio moves by a few percent from seed to seed.
+    #[arg(long, default_value_t = 1)]
+    seeds: u64,
     /// Where the ranks run.
     #[arg(long, value_enum, default_value_t = Transport::Local)]
     transport: Transport,
@@ -121,6 +133,7 @@ struct Setup {
     candidates: Vec<Implementation>,
     params: Params,
     seed: u64,
+    seeds: u64,
     state: Option<PathBuf>,
     disturb: Option<Disturb>,
     timeout: Duration,
@@ -138,6 +151,8 @@ struct Trace {
     chosen: Vec<String>,
     /// Per lottery call, whether it was off the pool's best.
     explored: Vec<bool>,
+    /// Per lottery call, whether a draw (agreement and broadcast) preceded it.
+    drew: Vec<bool>,
     /// The pool's best after the last call.
     final_impl: String,
 }
@@ -157,20 +172,31 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         a.ranks,
         autocoll::select::format_bytes(setup.bytes)
     );
-    let trace = match a.transport {
+    let traces = match a.transport {
         Transport::Local => run_local(a.ranks, &setup)?,
         Transport::Tcp => run_tcp(a.ranks, &a)?,
         Transport::Mpi => unreachable!("refused by refuse_mpi"),
     };
-    let report = analyse(&setup, a.ranks, &trace);
-    print_report(&report);
+    let reports: Vec<serde_json::Value> = traces
+        .iter()
+        .zip(setup.seed..)
+        .map(|(trace, seed)| analyse(&setup, a.ranks, trace, seed))
+        .collect();
+    let doc = if let [one] = &reports[..] {
+        print_report(one);
+        one.clone()
+    } else {
+        let summary = spread(&reports);
+        print_spread(&reports, &summary);
+        json!({"schema": "autocoll.adapt-seeds/1", "summary": summary, "runs": reports})
+    };
     if let Some(path) = &a.json {
-        let text = serde_json::to_vec_pretty(&report).expect("JSON of plain data");
+        let text = serde_json::to_vec_pretty(&doc).expect("JSON of plain data");
         autocoll::files::write_atomic(path, &text)
             .context("writing --json")
             .map_err(Failure::Run)?;
     }
-    if let Some(path) = &a.plot {
+    if let (Some(path), [trace]) = (&a.plot, &traces[..]) {
         let names: Vec<String> = setup.candidates.iter().map(|c| c.to_string()).collect();
         let svg = crate::plot::adapt_svg(&names, &trace.fixed, &trace.lottery)
             .map_err(|e| Failure::Run(anyhow!("plot: {e}")))?;
@@ -229,6 +255,12 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
                 .into(),
         ));
     }
+    if a.seeds == 0 {
+        return Err(usage("--seeds: at least 1".into()));
+    }
+    if a.seeds > 1 && a.plot.is_some() {
+        return Err(usage("--plot draws one run: leave out --seeds".into()));
+    }
     Ok(Setup {
         op,
         bytes,
@@ -240,6 +272,7 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
             ..Params::default()
         },
         seed: a.seed,
+        seeds: a.seeds,
         state: a.state.clone(),
         disturb,
         timeout: Duration::from_secs(a.timeout),
@@ -309,38 +342,64 @@ fn duration_of(text: &str) -> Result<Duration, String> {
     }
 }
 
-fn run_local(p: usize, setup: &Setup) -> Result<Trace, Failure> {
-    let outcomes = local::run(p, |mut comm| {
-        comm.set_timeout(setup.timeout);
-        rank_main(&mut comm, setup)
-    });
-    let mut trace = None;
-    for (rank, outcome) in outcomes.into_iter().enumerate() {
-        let found = outcome
-            .with_context(|| format!("{p}-rank job, rank {rank}"))
-            .map_err(Failure::Run)?;
-        trace = trace.or(found);
+fn run_local(p: usize, setup: &Setup) -> Result<Vec<Trace>, Failure> {
+    let mut traces = Vec::new();
+    for seeded in setup.each_seed() {
+        let outcomes = local::run(p, |mut comm| {
+            comm.set_timeout(seeded.timeout);
+            rank_main(&mut comm, &seeded)
+        });
+        let mut trace = None;
+        for (rank, outcome) in outcomes.into_iter().enumerate() {
+            let found = outcome
+                .with_context(|| format!("{p}-rank job, rank {rank}, seed {}", seeded.seed))
+                .map_err(Failure::Run)?;
+            trace = trace.or(found);
+        }
+        traces.push(trace.ok_or_else(|| Failure::Run(anyhow!("rank 0 returned no trace")))?);
     }
-    trace.ok_or_else(|| Failure::Run(anyhow!("rank 0 returned no trace")))
+    Ok(traces)
 }
 
-fn run_tcp(p: usize, a: &Args) -> Result<Trace, Failure> {
+impl Setup {
+    /// This setup once per seed of `--seeds`.
+    fn each_seed(&self) -> impl Iterator<Item = Setup> + '_ {
+        (0..self.seeds).map(|k| Setup {
+            seed: self.seed + k,
+            ..self.clone()
+        })
+    }
+}
+
+/// Rank 0 reports one trace line per seed.
+fn run_tcp(p: usize, a: &Args) -> Result<Vec<Trace>, Failure> {
     let (lines, report) = launch::collector();
     launch::relaunch_self(p, &a.placement, a.timeout, REPORT_LINE, report)?;
     let lines = lines.lock().unwrap_or_else(|e| e.into_inner());
-    let line = lines
-        .last()
-        .ok_or_else(|| Failure::Run(anyhow!("rank 0 reported no trace")))?;
-    serde_json::from_slice(line)
-        .context("reading rank 0's trace")
-        .map_err(Failure::Run)
+    if lines.len() as u64 != a.seeds {
+        return Err(Failure::Run(anyhow!(
+            "rank 0 reported {} traces for {} seeds",
+            lines.len(),
+            a.seeds
+        )));
+    }
+    lines
+        .iter()
+        .map(|line| {
+            serde_json::from_slice(line)
+                .context("reading rank 0's trace")
+                .map_err(Failure::Run)
+        })
+        .collect()
 }
 
 fn as_rank(setup: &Setup) -> Result<ExitCode, Failure> {
     let mut comm = crate::launch::join(setup.timeout)?;
-    if let Some(trace) = rank_main(&mut comm, setup).map_err(Failure::Run)? {
-        let json = serde_json::to_string(&trace).expect("JSON of plain data");
-        println!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
+    for seeded in setup.each_seed() {
+        if let Some(trace) = rank_main(&mut comm, &seeded).map_err(Failure::Run)? {
+            let json = serde_json::to_string(&trace).expect("JSON of plain data");
+            println!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -370,11 +429,14 @@ struct Logged {
     log: Arc<Mutex<Log>>,
 }
 
+/// Indices into the candidates (the pool keeps them in the same order);
+/// names are made once at the end, not on every call.
 #[derive(Default)]
 struct Log {
-    chosen: Vec<String>,
+    chosen: Vec<usize>,
     explored: Vec<bool>,
-    best: String,
+    drew: Vec<bool>,
+    best: Option<usize>,
 }
 
 impl Selector for Logged {
@@ -384,13 +446,21 @@ impl Selector for Logged {
         op: Collective,
         bytes: usize,
     ) -> autocoll::Result<Implementation> {
+        let key = Key::of(op, group.size(), bytes);
+        let draws = |l: &Lottery| l.pools().get(&key).map_or(0, |p| p.draws);
+        let before = draws(&self.inner);
         let imp = self.inner.select(group, op, bytes)?;
-        let pool = self.inner.pools().get(&Key::of(op, group.size(), bytes));
-        let best = pool.and_then(|p| p.best().map(|b| p.candidates[b].imp.clone()));
+        let drew = draws(&self.inner) != before;
+        let pool = &self.inner.pools()[&key];
+        let (chosen, _) = pool
+            .current
+            .expect("a call the lottery chose has a holding candidate");
+        let best = pool.best();
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        log.explored.push(best.as_ref() != Some(&imp));
-        log.chosen.push(imp.to_string());
-        log.best = best.map(|b| b.to_string()).unwrap_or_default();
+        log.explored.push(best != Some(chosen));
+        log.drew.push(drew);
+        log.chosen.push(chosen);
+        log.best = best;
         Ok(imp)
     }
 
@@ -465,15 +535,17 @@ fn rank_main(comm: &mut Communicator, s: &Setup) -> anyhow::Result<Option<Trace>
     let spans = agreed_spans(comm, &enter, &leave)?;
     let Some(spans) = spans else { return Ok(None) };
     let log = log.lock().unwrap_or_else(|e| e.into_inner());
+    let names: Vec<String> = s.candidates.iter().map(|c| c.to_string()).collect();
     let mut fixed: Vec<Vec<f64>> = spans.chunks(s.calls).map(<[f64]>::to_vec).collect();
     let lottery = fixed.pop().expect("the lottery's series");
     Ok(Some(Trace {
         hosts: comm.hosts(),
         fixed,
         lottery,
-        chosen: log.chosen.clone(),
+        chosen: log.chosen.iter().map(|&i| names[i].clone()).collect(),
         explored: log.explored.clone(),
-        final_impl: log.best.clone(),
+        drew: log.drew.clone(),
+        final_impl: log.best.map(|i| names[i].clone()).unwrap_or_default(),
     }))
 }
 
@@ -684,12 +756,17 @@ fn agreed_spans(
 /// majority of every later window of [`WINDOW`] calls; a run shorter than
 /// a window from `from` is one window.
 pub fn settled_at(chosen: &[String], choice: &str, from: usize) -> Option<usize> {
+    settled_among(chosen, |c| c == choice, from)
+}
+
+/// [`settled_at`] for any of the choices `among` accepts.
+fn settled_among(chosen: &[String], among: impl Fn(&str) -> bool, from: usize) -> Option<usize> {
     let n = chosen.len();
     if from >= n {
         return None;
     }
     let majority = |lo: usize, hi: usize| {
-        let hits = chosen[lo..hi].iter().filter(|c| *c == choice).count();
+        let hits = chosen[lo..hi].iter().filter(|c| among(c)).count();
         2 * hits > hi - lo
     };
     if n - from < WINDOW {
@@ -706,7 +783,7 @@ pub fn settled_at(chosen: &[String], choice: &str, from: usize) -> Option<usize>
 }
 
 /// The results, in the schema of `--json`.
-fn analyse(s: &Setup, ranks: usize, t: &Trace) -> serde_json::Value {
+fn analyse(s: &Setup, ranks: usize, t: &Trace, seed: u64) -> serde_json::Value {
     let names: Vec<String> = s.candidates.iter().map(|c| c.to_string()).collect();
     let fixed: Vec<Summary> = t.fixed.iter().map(|xs| Summary::of(xs)).collect();
     let oracle = (0..fixed.len())
@@ -718,8 +795,17 @@ fn analyse(s: &Setup, ranks: usize, t: &Trace) -> serde_json::Value {
     let z = names.len() as f64;
     let bound = z * z.log2().max(1.0) / (1.0 - s.params.alpha) * 10.0;
     let first = &t.lottery[..t.lottery.len().min(WINDOW)];
+    // Candidates within NEAR of the oracle's mean: among them the lottery
+    // may trade places at random without costing more than that.
+    let near_best: Vec<&str> = names
+        .iter()
+        .zip(&fixed)
+        .filter(|(_, f)| f.mean <= NEAR * o.mean)
+        .map(|(n, _)| n.as_str())
+        .collect();
     let mut doc = json!({
         "schema": "autocoll.adapt/1",
+        "seed": seed,
         "op": s.op.to_string(),
         "ranks": ranks,
         "bytes": s.bytes,
@@ -735,6 +821,7 @@ fn analyse(s: &Setup, ranks: usize, t: &Trace) -> serde_json::Value {
             "mean_s": lot.mean,
             "median_s": lot.median,
             "settled_at_call": settled_at(&t.chosen, &t.final_impl, 0).map(|c| c + 1),
+            "near_best_from_call": settled_among(&t.chosen, |c| near_best.contains(&c), 0).map(|c| c + 1),
             "explore_share": explored as f64 / t.lottery.len().max(1) as f64,
             "final_impl": t.final_impl,
             "first50_mean_s": Summary::of(first).mean,
@@ -749,7 +836,7 @@ fn analyse(s: &Setup, ranks: usize, t: &Trace) -> serde_json::Value {
             "fixed": names.iter().zip(&t.fixed).map(|(n, xs)| json!({
                 "impl": n, "s": xs,
             })).collect::<Vec<_>>(),
-            "lottery": {"s": t.lottery, "impl": t.chosen},
+            "lottery": {"s": t.lottery, "impl": t.chosen, "drew": t.drew},
         },
     });
     if let Some(d) = &s.disturb {
@@ -800,10 +887,11 @@ fn print_report(r: &serde_json::Value) {
         r["first50_mean_ratio"].as_f64().unwrap_or(f64::NAN),
     );
     println!(
-        "settled on {} at call {} (bound {:.0}); exploring {:.1}% of calls",
+        "settled on {} at call {} (bound {:.0}), on the near-best (within 3% of the oracle) from call {}; exploring {:.1}% of calls",
         l["final_impl"].as_str().unwrap_or(""),
         l["settled_at_call"],
         r["settle_bound_calls"].as_f64().unwrap_or(f64::NAN),
+        l["near_best_from_call"],
         l["explore_share"].as_f64().unwrap_or(f64::NAN) * 100.0
     );
     if let Some(d) = r.get("disturb") {
@@ -814,6 +902,79 @@ fn print_report(r: &serde_json::Value) {
             d["lottery_on_best_after_calls"]
         );
     }
+}
+
+/// The targets of the lottery, as ratios to the oracle.
+const MEAN_TARGET: f64 = 1.10;
+const MEDIAN_TARGET: f64 = 1.03;
+
+/// Over runs: the median and worst of each ratio, and how many runs met
+/// each target.
+fn spread(runs: &[serde_json::Value]) -> serde_json::Value {
+    let ratios = |key: &str| -> Vec<f64> {
+        let mut v: Vec<f64> = runs.iter().filter_map(|r| r[key].as_f64()).collect();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let (mean, median) = (ratios("mean_ratio"), ratios("median_ratio"));
+    let mid = |v: &[f64]| match v.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(v[n / 2]),
+        n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    };
+    let within = |v: &[f64], target: f64| v.iter().filter(|&&x| x <= target).count();
+    let settled = |key: &str| {
+        runs.iter()
+            .filter(|r| {
+                let bound = r["settle_bound_calls"].as_f64().unwrap_or(0.0);
+                r["lottery"][key].as_f64().is_some_and(|c| c <= bound)
+            })
+            .count()
+    };
+    json!({
+        "runs": runs.len(),
+        "mean_ratio": {"median": mid(&mean), "max": mean.last(), "within_target": within(&mean, MEAN_TARGET), "target": MEAN_TARGET},
+        "median_ratio": {"median": mid(&median), "max": median.last(), "within_target": within(&median, MEDIAN_TARGET), "target": MEDIAN_TARGET},
+        "settled_within_bound": settled("settled_at_call"),
+        "near_best_within_bound": settled("near_best_from_call"),
+    })
+}
+
+fn print_spread(runs: &[serde_json::Value], summary: &serde_json::Value) {
+    let call = |v: &serde_json::Value| v.as_u64().map_or("never".to_string(), |c| c.to_string());
+    println!(
+        "{:>6} {:<28} {:>10} {:>12} {:>8} {:>10}",
+        "seed", "oracle", "mean ratio", "median ratio", "settled", "near-best"
+    );
+    for r in runs {
+        let l = &r["lottery"];
+        println!(
+            "{:>6} {:<28} {:>10.3} {:>12.3} {:>8} {:>10}",
+            r["seed"].as_u64().unwrap_or(0),
+            r["oracle"]["impl"].as_str().unwrap_or(""),
+            r["mean_ratio"].as_f64().unwrap_or(f64::NAN),
+            r["median_ratio"].as_f64().unwrap_or(f64::NAN),
+            call(&l["settled_at_call"]),
+            call(&l["near_best_from_call"]),
+        );
+    }
+    let line = |name: &str, k: &str| {
+        let v = &summary[k];
+        println!(
+            "{name}: median over runs {:.3}, worst {:.3}; within {:.2} in {} of {} runs",
+            v["median"].as_f64().unwrap_or(f64::NAN),
+            v["max"].as_f64().unwrap_or(f64::NAN),
+            v["target"].as_f64().unwrap_or(f64::NAN),
+            v["within_target"],
+            summary["runs"]
+        );
+    };
+    line("lottery mean ÷ oracle", "mean_ratio");
+    line("lottery median ÷ oracle", "median_ratio");
+    println!(
+        "settled within the bound in {} of {} runs (on the near-best in {})",
+        summary["settled_within_bound"], summary["runs"], summary["near_best_within_bound"]
+    );
 }
 
 #[cfg(test)]

@@ -177,6 +177,27 @@ fn adapt_reports_the_schema_with_consistent_ratios() {
     );
 }
 
+#[test]
+fn adapt_with_seeds_reports_every_run_and_their_spread() {
+    let dir = tempdir("adapt-seeds");
+    let r = adapt(&dir, &["--calls", "60", "--seed", "5", "--seeds", "3"]);
+    assert_eq!(r["schema"], "autocoll.adapt-seeds/1");
+    let runs = r["runs"].as_array().unwrap();
+    let seeds: Vec<u64> = runs.iter().map(|x| x["seed"].as_u64().unwrap()).collect();
+    assert_eq!(seeds, [5, 6, 7]);
+    let mut medians: Vec<f64> = runs
+        .iter()
+        .map(|x| x["median_ratio"].as_f64().unwrap())
+        .collect();
+    medians.sort_by(f64::total_cmp);
+    let s = &r["summary"];
+    assert_eq!(s["runs"], 3);
+    assert_eq!(s["median_ratio"]["median"].as_f64().unwrap(), medians[1]);
+    assert_eq!(s["median_ratio"]["max"].as_f64().unwrap(), medians[2]);
+    let within = medians.iter().filter(|&&m| m <= 1.03).count();
+    assert_eq!(s["median_ratio"]["within_target"], within);
+}
+
 /// A 3 ms sleep on every segment rank 1 receives costs the 8-segment chain
 /// 8 sleeps per call and the flat tree one: the lottery must end on flat.
 #[test]

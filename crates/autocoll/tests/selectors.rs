@@ -167,8 +167,8 @@ fn issue6_corrupt_truncated_or_foreign_state_starts_afresh() {
 #[test]
 fn issue6_a_saved_state_is_picked_up_by_the_next_run() {
     let path = temp("next-run");
-    // Reduce, not bcast: the lottery's own agreement uses a small bcast.
-    let z = autocoll::select::lottery::default_candidates(Collective::Reduce, 3, 50_000).len();
+    // Allreduce: the lottery's own agreement uses a small reduce and bcast.
+    let z = autocoll::select::lottery::default_candidates(Collective::Allreduce, 3, 50_000).len();
     let run = |calls: usize| -> Vec<String> {
         let seen = Arc::new(Calls::default());
         local::run(3, |mut comm| {
@@ -183,13 +183,13 @@ fn issue6_a_saved_state_is_picked_up_by_the_next_run() {
             comm.set_observer(Some(seen.clone()));
             for _ in 0..calls {
                 let mut out = vec![0.0f64; 6250];
-                comm.reduce(&[1.0f64; 6250], &mut out, &Op::SUM, 0).unwrap();
+                comm.allreduce(&[1.0f64; 6250], &mut out, &Op::SUM).unwrap();
             }
         });
         let calls = seen.0.lock().unwrap();
         calls
             .iter()
-            .filter(|c| c.0 == 0 && c.2.starts_with("reduce"))
+            .filter(|c| c.0 == 0 && c.2.starts_with("allreduce"))
             .map(|c| c.2.clone())
             .collect()
     };
@@ -207,7 +207,7 @@ fn issue6_a_saved_state_is_picked_up_by_the_next_run() {
     );
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(
-        text.contains("autocoll.lottery/1") && text.contains("reduce:"),
+        text.contains("autocoll.lottery/1") && text.contains("allreduce:"),
         "{text}"
     );
     let second = run(30);

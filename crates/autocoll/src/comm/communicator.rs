@@ -406,10 +406,10 @@ impl Group for Communicator {
         self.transport.shared_clock()
     }
 
-    fn max_all(&mut self, values: &mut [f64]) -> Result<()> {
-        let imp = Implementation::new(Collective::Allreduce, Algorithm::RecursiveDoubling, None)?;
+    fn max_to_rank0(&mut self, values: &mut [f64]) -> Result<()> {
+        let imp = Implementation::tree(Collective::Reduce, Shape::Binomial, None)?;
         let mine = values.to_vec();
-        self.allreduce_with(&imp, &mine, values, &Op::MAX)
+        self.reduce_with(&imp, &mine, values, &Op::MAX, 0)
     }
 
     fn share_rank0(&mut self, values: &mut [u64]) -> Result<()> {

@@ -19,8 +19,10 @@
 //! Before the lottery proper, a warm-up tries every candidate `min_tries`
 //! times (least-tried first, one call each).
 //!
-//! A warmed-up candidate's times enter its average clipped at mean + 4σ, so
-//! a lone scheduling hiccup does not dethrone the best. Drift: when the
+//! A warmed-up candidate's times enter its average clipped at mean + 2σ
+//! (its variance at mean + 4σ), so that the long right tail of call times
+//! (scheduling hiccups) does not make near-equal candidates trade places
+//! at random. Drift: when the
 //! median of a holding period of the best candidate lies more than
 //! `drift_sigmas` standard deviations and `drift_ratio` times above its
 //! long-run average, conditions have changed: the candidate's average is
@@ -30,6 +32,8 @@
 //!
 //! This module is pure: no clock, no I/O, a seeded generator. The
 //! communicator supplies the times and carries the draws between ranks.
+
+use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
@@ -66,6 +70,12 @@ pub struct Params {
     pub drift_sigmas: f64,
     /// Ratio to its average that a period must also exceed to signal drift.
     pub drift_ratio: f64,
+    /// Draws for consecutive periods that one broadcast carries (at least
+    /// 1). Each draw message costs a reduction and a broadcast, paid by the
+    /// call that follows; drawing two periods at once halves that cost and
+    /// leaves the odds of every draw as they were (a warm-up draw ends a
+    /// message: the next draw needs its result).
+    pub ahead: u32,
 }
 
 impl Default for Params {
@@ -79,6 +89,7 @@ impl Default for Params {
             ttl_scale: 30.0,
             drift_sigmas: 3.0,
             drift_ratio: 1.25,
+            ahead: 2,
         }
     }
 }
@@ -124,20 +135,27 @@ impl Stats {
         self.var_s2.max(0.0).sqrt()
     }
 
-    /// Adds a time; past warm-up, a time far above the average is clipped
-    /// to mean + 4σ so that one scheduling hiccup does not move it much.
+    /// Adds a time. Past warm-up, a time above the average moves the
+    /// average by at most two standard deviations' worth and the variance
+    /// by at most four: call times have a long right tail (a rank
+    /// descheduled, a retransmission) that says little about the
+    /// candidate, and averaging it in raw made the averages of candidates
+    /// a few percent apart cross at random. A lasting slowdown still shows:
+    /// every later time pushes the average up again, and the drift rule
+    /// works on unclipped times.
     fn add(&mut self, t: f64, w: f64, warm: bool) {
-        let t = if warm {
-            t.min(self.mean_s + 4.0 * self.sd().max(0.05 * self.mean_s))
+        let (t_mean, t_var) = if warm {
+            let sd = self.sd().max(0.05 * self.mean_s);
+            (t.min(self.mean_s + 2.0 * sd), t.min(self.mean_s + 4.0 * sd))
         } else {
-            t
+            (t, t)
         };
         if self.count == 0 || std::mem::take(&mut self.stale) {
-            self.mean_s = t;
+            self.mean_s = t_mean;
             self.var_s2 = 0.0;
         } else {
-            let diff = t - self.mean_s;
-            self.mean_s += w * diff;
+            let diff = t_var - self.mean_s;
+            self.mean_s += w * (t_mean - self.mean_s);
             self.var_s2 = (1.0 - w) * (self.var_s2 + w * diff * diff);
         }
         self.count = self.count.saturating_add(1);
@@ -155,6 +173,12 @@ pub struct Pool {
     /// The candidate now holding and the calls it has left.
     #[serde(skip)]
     pub current: Option<(usize, u32)>,
+    /// Draws made ahead, taken in order when the current one runs out.
+    #[serde(skip)]
+    pub queued: VecDeque<Draw>,
+    /// Holding periods begun so far (a period: the calls of one draw).
+    #[serde(skip)]
+    pub periods: u64,
     /// Calls that were exploration (not the best candidate) so far.
     pub explored: u64,
     /// Calls made so far.
@@ -177,6 +201,8 @@ impl Pool {
             candidates: candidates.into_iter().map(Stats::new).collect(),
             draws: 0,
             current: None,
+            queued: VecDeque::new(),
+            periods: 0,
             explored: 0,
             calls: 0,
         }
@@ -192,12 +218,15 @@ impl Pool {
             .map(|(i, _)| i)
     }
 
-    /// The holding candidate for the next call, or `None` when a draw is due.
+    /// The holding candidate for the next call, or `None` when a draw is
+    /// due (the current draw has run out and none was made ahead).
     pub fn next_call(&mut self) -> Option<usize> {
-        let (index, left) = self.current.as_mut()?;
-        if *left == 0 {
-            return None;
+        while self.current?.1 == 0 {
+            let next = self.queued.pop_front()?;
+            self.current = Some((next.index, next.ttl));
+            self.periods += 1;
         }
+        let (index, left) = self.current.as_mut()?;
         *left -= 1;
         let index = *index;
         self.calls += 1;
@@ -207,13 +236,10 @@ impl Pool {
         Some(index)
     }
 
-    /// Feeds the ended period's times (agreed by all ranks) to the
-    /// candidate that held, and looks for drift.
-    pub fn settle(&mut self, times: &[f64], p: &Params) {
-        let Some((index, _)) = self.current else {
-            return;
-        };
-        if times.is_empty() {
+    /// Feeds the times of an ended period of candidate `index` (over all
+    /// ranks) to its average, and looks for drift.
+    pub fn settle(&mut self, index: usize, times: &[f64], p: &Params) {
+        if times.is_empty() || index >= self.candidates.len() {
             return;
         }
         if Some(index) == self.best() && self.drifted(index, times, p) {
@@ -340,6 +366,27 @@ impl Pool {
         }
     }
 
+    /// Draws for the next periods, one per number in `us` (uniform in
+    /// [0, 1)), made now so that one message carries them; stops after a
+    /// warm-up draw, since the next one needs its result.
+    pub fn draw_ahead(&mut self, us: &[f64], p: &Params) -> Vec<Draw> {
+        let mut out = Vec::with_capacity(us.len());
+        for &u in us {
+            let warm = self.warming_up(p);
+            out.push(self.draw(u, p));
+            if warm {
+                break;
+            }
+        }
+        out
+    }
+
+    /// True when the next draw is a warm-up draw.
+    fn warming_up(&mut self, p: &Params) -> bool {
+        self.readmit(p);
+        self.warm_up(p).is_some()
+    }
+
     /// Draws the next candidate with `u`, a uniform number in [0, 1).
     pub fn draw(&mut self, u: f64, p: &Params) -> Draw {
         self.readmit(p);
@@ -364,10 +411,16 @@ impl Pool {
         Draw { index, ttl }
     }
 
-    /// Makes `draw` (made on rank 0, or locally) the holding candidate.
-    pub fn adopt(&mut self, draw: Draw) {
-        self.draws += 1;
-        self.current = Some((draw.index, draw.ttl));
+    /// Makes the first of `draws` (made on rank 0, or locally) the holding
+    /// candidate and queues the others behind it.
+    pub fn adopt(&mut self, draws: &[Draw]) {
+        let Some((first, rest)) = draws.split_first() else {
+            return;
+        };
+        self.draws += draws.len() as u64;
+        self.current = Some((first.index, first.ttl));
+        self.periods += 1;
+        self.queued = rest.iter().copied().collect();
     }
 }
 

@@ -28,8 +28,9 @@ pub trait Group {
     fn size(&self) -> usize;
     /// True when all ranks read one monotonic clock.
     fn shared_clock(&self) -> bool;
-    /// Replaces every value by its maximum over all ranks.
-    fn max_all(&mut self, values: &mut [f64]) -> Result<()>;
+    /// Replaces every value on rank 0 by its maximum over all ranks (the
+    /// other ranks' values are left as they were).
+    fn max_to_rank0(&mut self, values: &mut [f64]) -> Result<()>;
     /// Replaces `values` on every rank by rank 0's.
     fn share_rank0(&mut self, values: &mut [u64]) -> Result<()>;
 }

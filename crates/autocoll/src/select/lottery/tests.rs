@@ -9,7 +9,8 @@ fn candidates(n: usize) -> Vec<Implementation> {
 }
 
 /// Runs `calls` calls where candidate i takes `time(call, i)` seconds with
-/// ±10% noise; returns the index each call used.
+/// ±10% noise, drawing `p.ahead` periods at a time as the selector does;
+/// returns the index each call used.
 fn simulate(
     l: &mut Pool,
     p: &Params,
@@ -19,20 +20,26 @@ fn simulate(
 ) -> Vec<usize> {
     let mut rng = Rng::new(seed);
     let mut used = Vec::with_capacity(calls);
-    // The period's times, as the selector keeps them between draws.
-    let mut period = Vec::new();
+    // The ended periods' times, as the selector keeps them between draws.
+    let mut periods: Vec<(u64, usize, Vec<f64>)> = Vec::new();
     while used.len() < calls {
         match l.next_call() {
             Some(i) => {
                 let noise = 0.9 + 0.2 * rng.uniform();
-                period.push(time(used.len(), i) * noise);
+                if periods.last().map(|p| p.0) != Some(l.periods) {
+                    periods.push((l.periods, i, Vec::new()));
+                }
+                let last = periods.last_mut().expect("pushed above");
+                last.2.push(time(used.len(), i) * noise);
                 used.push(i);
             }
             None => {
-                let times = std::mem::take(&mut period);
-                l.settle(&times, p);
-                let d = l.draw(rng.uniform(), p);
-                l.adopt(d);
+                for (_, index, times) in periods.drain(..) {
+                    l.settle(index, &times, p);
+                }
+                let us: Vec<f64> = (0..p.ahead).map(|_| rng.uniform()).collect();
+                let draws = l.draw_ahead(&us, p);
+                l.adopt(&draws);
             }
         }
     }
@@ -219,4 +226,26 @@ fn a_bad_first_impression_is_undone() {
             share_of(late, 1)
         );
     }
+}
+
+#[test]
+fn one_message_carries_draws_for_two_periods_but_warm_up_draws_go_alone() {
+    let p = Params::default();
+    let mut l = Pool::new(candidates(3));
+    let warm = l.draw_ahead(&[0.5, 0.5], &p);
+    assert_eq!(warm.len(), 1, "a warm-up draw's result is needed next");
+    for (i, t) in [(0, 1.0), (1, 2.0), (2, 3.0)] {
+        for _ in 0..p.min_tries {
+            l.candidates[i].add(t, p.weight, false);
+        }
+    }
+    let draws = l.draw_ahead(&[0.1, 0.95], &p);
+    assert_eq!(draws.iter().map(|d| d.index).collect::<Vec<_>>(), [0, 2]);
+    l.adopt(&draws);
+    let used: Vec<usize> = std::iter::from_fn(|| l.next_call()).collect();
+    let expect: Vec<usize> = std::iter::repeat_n(0, draws[0].ttl as usize)
+        .chain(std::iter::repeat_n(2, draws[1].ttl as usize))
+        .collect();
+    assert_eq!(used, expect, "the queued draw follows the first");
+    assert_eq!(l.periods, 2);
 }
