@@ -164,7 +164,9 @@ impl Communicator {
     /// Asks the selector, which may run small fixed collectives through
     /// this communicator to agree on its choice.
     fn choose(&mut self, op: Collective, bytes: usize) -> Result<Implementation> {
-        let mut selector = std::mem::replace(&mut self.selector, Box::new(Fixed::default()));
+        // The stand-in is a zero-sized type: boxing it allocates nothing,
+        // and this runs on every plain call.
+        let mut selector = std::mem::replace(&mut self.selector, Box::new(Choosing));
         let choice = selector.select(self, op, bytes);
         self.selector = selector;
         choice
@@ -390,6 +392,18 @@ impl Communicator {
                 .record(imp, sig.bytes as usize, enter, now_ns());
         }
         Ok(())
+    }
+}
+
+/// Stands in for the selector while it chooses: the selector's own
+/// collectives name their implementation, so nothing asks this one.
+struct Choosing;
+
+impl Selector for Choosing {
+    fn select(&mut self, _: &mut dyn Group, op: Collective, _: usize) -> Result<Implementation> {
+        Err(Error::Config(format!(
+            "a selector ran a plain {op} while choosing: its own collectives must name their implementation"
+        )))
     }
 }
 
