@@ -271,7 +271,7 @@ fn print_usage(spec: &Spec, dir: &Path) {
         spec.bridge(&spec.top().name)
     );
     println!(
-        "mpirun --allow-run-as-root -n {slots} --hostfile {} --mca plm_rsh_agent {} --mca btl tcp,self --mca btl_tcp_if_include {net} --mca oob_tcp_if_include {net} PROGRAM",
+        "mpirun --allow-run-as-root -n {slots} --hostfile {} --mca plm_rsh_agent {} --mca btl tcp,self --mca btl_tcp_if_include {net} --mca oob_tcp_if_include {net} --mca rtc ^hwloc PROGRAM",
         hostfile.display(),
         agent.display(),
         net = spec.subnet
