@@ -87,7 +87,8 @@ pub struct Args {
     seed: u64,
     /// Repeat the experiment with seeds --seed, --seed+1, … and report the
     /// spread of the ratios over the runs: on a shared machine one run's
-    /// ratio moves by a few percent from seed to seed.
+    /// ratio moves by a few percent from seed to seed. With --state, each
+    /// run starts from what the runs before it saved.
     #[arg(long, default_value_t = 1)]
     seeds: u64,
     /// Where the ranks run.
