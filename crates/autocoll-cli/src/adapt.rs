@@ -912,18 +912,13 @@ const MEDIAN_TARGET: f64 = 1.03;
 /// Over runs: the median and worst of each ratio, and how many runs met
 /// each target.
 fn spread(runs: &[serde_json::Value]) -> serde_json::Value {
-    let ratios = |key: &str| -> Vec<f64> {
-        let mut v: Vec<f64> = runs.iter().filter_map(|r| r[key].as_f64()).collect();
-        v.sort_by(f64::total_cmp);
-        v
+    let ratios = |key: &str| -> Vec<f64> { runs.iter().filter_map(|r| r[key].as_f64()).collect() };
+    let over_runs = |key: &str, target: f64| {
+        let v = ratios(key);
+        let s = Summary::of(&v);
+        let within = v.iter().filter(|&&x| x <= target).count();
+        json!({"median": s.median, "max": s.max, "within_target": within, "target": target})
     };
-    let (mean, median) = (ratios("mean_ratio"), ratios("median_ratio"));
-    let mid = |v: &[f64]| match v.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(v[n / 2]),
-        n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-    };
-    let within = |v: &[f64], target: f64| v.iter().filter(|&&x| x <= target).count();
     let settled = |key: &str| {
         runs.iter()
             .filter(|r| {
@@ -934,8 +929,8 @@ fn spread(runs: &[serde_json::Value]) -> serde_json::Value {
     };
     json!({
         "runs": runs.len(),
-        "mean_ratio": {"median": mid(&mean), "max": mean.last(), "within_target": within(&mean, MEAN_TARGET), "target": MEAN_TARGET},
-        "median_ratio": {"median": mid(&median), "max": median.last(), "within_target": within(&median, MEDIAN_TARGET), "target": MEDIAN_TARGET},
+        "mean_ratio": over_runs("mean_ratio", MEAN_TARGET),
+        "median_ratio": over_runs("median_ratio", MEDIAN_TARGET),
         "settled_within_bound": settled("settled_at_call"),
         "near_best_within_bound": settled("near_best_from_call"),
     })
