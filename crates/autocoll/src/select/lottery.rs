@@ -372,26 +372,25 @@ impl Pool {
     pub fn draw_ahead(&mut self, us: &[f64], p: &Params) -> Vec<Draw> {
         let mut out = Vec::with_capacity(us.len());
         for &u in us {
-            let warm = self.warming_up(p);
-            out.push(self.draw(u, p));
-            if warm {
+            let (draw, warm_up) = self.draw_one(u, p);
+            out.push(draw);
+            if warm_up {
                 break;
             }
         }
         out
     }
 
-    /// True when the next draw is a warm-up draw.
-    fn warming_up(&mut self, p: &Params) -> bool {
-        self.readmit(p);
-        self.warm_up(p).is_some()
-    }
-
     /// Draws the next candidate with `u`, a uniform number in [0, 1).
     pub fn draw(&mut self, u: f64, p: &Params) -> Draw {
+        self.draw_one(u, p).0
+    }
+
+    /// [`Pool::draw`], and whether it was a warm-up draw.
+    fn draw_one(&mut self, u: f64, p: &Params) -> (Draw, bool) {
         self.readmit(p);
         if let Some(index) = self.warm_up(p) {
-            return Draw { index, ttl: 1 };
+            return (Draw { index, ttl: 1 }, true);
         }
         let shares = self.shares(p);
         let mut acc = 0.0;
@@ -408,7 +407,7 @@ impl Pool {
             self.candidates[index].excluded_until = None;
         }
         let ttl = 1 + (p.ttl_scale * shares[index]).floor() as u32;
-        Draw { index, ttl }
+        (Draw { index, ttl }, false)
     }
 
     /// Makes the first of `draws` (made on rank 0, or locally) the holding
