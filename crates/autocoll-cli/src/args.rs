@@ -142,6 +142,39 @@ pub fn roots(text: &str, p: usize) -> Result<Vec<usize>, Failure> {
     Ok(out)
 }
 
+/// How long `bench` and `tune` repeat each point.
+#[derive(clap::Args, Clone, Debug)]
+pub struct Repeat {
+    /// Stop repeating when the relative standard error of the mean is below this.
+    #[arg(long, default_value_t = 0.03)]
+    pub rse: f64,
+    /// Repetitions at least.
+    #[arg(long, default_value_t = 5)]
+    pub min_reps: usize,
+    /// Repetitions at most.
+    #[arg(long, default_value_t = 30)]
+    pub max_reps: usize,
+    /// Calls per repetition (M).
+    #[arg(long, default_value_t = 10)]
+    pub calls: usize,
+    /// Untimed warm-up calls per point.
+    #[arg(long, default_value_t = 5)]
+    pub warmup: usize,
+}
+
+impl Repeat {
+    /// The measuring options these flags give.
+    pub fn options(&self) -> Options {
+        Options {
+            calls: self.calls,
+            warmup: self.warmup,
+            min_reps: self.min_reps,
+            max_reps: self.max_reps,
+            rse: self.rse,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,38 +211,5 @@ mod tests {
         assert!(usage(ops("bcast,scan")).contains("unknown collective `scan`"));
         assert!(usage(impls("bcast:tree")).contains("unknown algorithm"));
         assert!(usage(roots("7", 4)).contains("not a rank of a 4-rank job"));
-    }
-}
-
-/// How long `bench` and `tune` repeat each point.
-#[derive(clap::Args, Clone, Debug)]
-pub struct Repeat {
-    /// Stop repeating when the relative standard error of the mean is below this.
-    #[arg(long, default_value_t = 0.03)]
-    pub rse: f64,
-    /// Repetitions at least.
-    #[arg(long, default_value_t = 5)]
-    pub min_reps: usize,
-    /// Repetitions at most.
-    #[arg(long, default_value_t = 30)]
-    pub max_reps: usize,
-    /// Calls per repetition (M).
-    #[arg(long, default_value_t = 10)]
-    pub calls: usize,
-    /// Untimed warm-up calls per point.
-    #[arg(long, default_value_t = 5)]
-    pub warmup: usize,
-}
-
-impl Repeat {
-    /// The measuring options these flags give.
-    pub fn options(&self) -> Options {
-        Options {
-            calls: self.calls,
-            warmup: self.warmup,
-            min_reps: self.min_reps,
-            max_reps: self.max_reps,
-            rse: self.rse,
-        }
     }
 }
