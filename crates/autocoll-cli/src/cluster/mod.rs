@@ -147,7 +147,7 @@ pub fn down(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
     for sw in &spec.switches {
         ip.link_del(&spec.bridge(&sw.name))?;
     }
-    for file in ["hostfile", "hostfile.autocoll", "agent"] {
+    for file in ["hostfile", "hostfile.autocoll", "agent", "mpirun"] {
         remove_if_present(&dir.join(file))?;
     }
     if dir.exists() {
@@ -223,12 +223,43 @@ fn write_files(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
     };
     autocoll::files::write_atomic(&dir.join("hostfile"), lines(false).as_bytes())?;
     autocoll::files::write_atomic(&dir.join("hostfile.autocoll"), lines(true).as_bytes())?;
-    let agent = dir.join("agent");
-    autocoll::files::write_atomic(&agent, agent_script(spec).as_bytes())?;
+    write_script(&dir.join("agent"), &agent_script(spec))?;
+    write_script(&dir.join("mpirun"), &mpirun_script(spec, dir))
+}
+
+fn write_script(path: &Path, text: &str) -> anyhow::Result<()> {
+    autocoll::files::write_atomic(path, text.as_bytes())?;
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755))
-        .with_context(|| format!("making {} executable", agent.display()))?;
-    Ok(())
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("making {} executable", path.display()))
+}
+
+/// `DIR/mpirun`: Open MPI's mpirun with what every run across the emulated
+/// hosts needs, so that the printed usage, `compare` and the tests cannot
+/// drift apart (one of them once lacked `rtc ^hwloc` and crashed).
+fn mpirun_script(spec: &Spec, dir: &Path) -> String {
+    let quoted = |p: PathBuf| format!("'{}'", p.display().to_string().replace('\'', r"'\''"));
+    format!(
+        r#"#!/bin/sh
+# mpirun across the emulated cluster `{name}` (made by `autocoll cluster up`).
+# Usage: mpirun -n N [mpirun options] PROGRAM ARGS...
+# Daemons start through the agent; MPI and Open MPI's own traffic stay on
+# the cluster's links ({net}); every daemon writes hwloc's shared topology
+# under one hostname, and that component crashed daemons now and then.
+# The hosts share this machine's cores: bound to "its" first core, every
+# host's rank would stack on one, and seeing one process per "host" Open
+# MPI would busy-poll without yielding, so a rank with data to forward
+# waited for a scheduler slice (a 1K bcast took 15 ms instead of 0.5).
+exec mpirun --allow-run-as-root --hostfile {hostfile} \
+    --mca plm_rsh_agent {agent} \
+    --mca btl tcp,self --mca btl_tcp_if_include {net} --mca oob_tcp_if_include {net} \
+    --mca rtc ^hwloc --bind-to none --mca mpi_yield_when_idle 1 "$@"
+"#,
+        name = spec.name,
+        net = spec.subnet,
+        hostfile = quoted(dir.join("hostfile")),
+        agent = quoted(dir.join("agent")),
+    )
 }
 
 /// A launch agent called like ssh: `agent [-options] HOST COMMAND...`.
@@ -259,7 +290,6 @@ exec ip netns exec "{name}-$host" sh -c "$*"
 }
 
 fn print_usage(spec: &Spec, dir: &Path) {
-    let hostfile = dir.join("hostfile");
     let agent = dir.join("agent");
     let slots: u32 = spec.hosts.iter().map(|h| h.slots).sum();
     println!(
@@ -270,12 +300,7 @@ fn print_usage(spec: &Spec, dir: &Path) {
         spec.root_addr(),
         spec.bridge(&spec.top().name)
     );
-    println!(
-        "mpirun --allow-run-as-root -n {slots} --hostfile {} --mca plm_rsh_agent {} --mca btl tcp,self --mca btl_tcp_if_include {net} --mca oob_tcp_if_include {net} --mca rtc ^hwloc PROGRAM",
-        hostfile.display(),
-        agent.display(),
-        net = spec.subnet
-    );
+    println!("{} -n {slots} PROGRAM", dir.join("mpirun").display());
     println!(
         "autocoll launch -n {slots} --hostfile {} --agent {} -- PROGRAM",
         dir.join("hostfile.autocoll").display(),

@@ -284,7 +284,7 @@ fn run_on_cluster(
                     return Err(anyhow!("interrupted"));
                 }
                 let json = raw.join(format!("{}-{op}-{group}.json", t.name()));
-                let mut cmd = bench_command(spec, &cluster.dir, t, plan.ranks);
+                let mut cmd = bench_command(&cluster.dir, t, plan.ranks);
                 cmd.args(bench_args(op, &sizes, effort, a))
                     .arg("--json")
                     .arg(&json);
@@ -306,37 +306,17 @@ fn run_on_cluster(
 
 /// The command that starts the ranks of one bench: mpirun across the
 /// namespaces, or this program's tcp launcher with the cluster's agent.
-fn bench_command(spec: &Spec, dir: &Path, t: Transport, ranks: usize) -> Command {
+fn bench_command(dir: &Path, t: Transport, ranks: usize) -> Command {
     let me = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("autocoll"));
     match t {
         Transport::Mpi => {
-            let mut cmd = Command::new("mpirun");
-            cmd.args([
-                "--allow-run-as-root",
-                "-n",
-                &ranks.to_string(),
-                "--hostfile",
-            ])
-            .arg(dir.join("hostfile"))
-            .arg("--mca")
-            .arg("plm_rsh_agent")
-            .arg(dir.join("agent"))
-            .args(["--mca", "btl", "tcp,self"])
-            .args(["--mca", "btl_tcp_if_include", &spec.subnet])
-            .args(["--mca", "oob_tcp_if_include", &spec.subnet])
-            // The emulated hosts share this machine's cores: binding
-            // each host's rank to "its" first core would stack them, and
-            // each daemon sees one process on its "host", so Open MPI
-            // would busy-poll without yielding and a rank with data to
-            // forward would wait for a scheduler slice (a 1K bcast took
-            // 15 ms instead of 0.5). autocoll's transport yields too.
-            .args(["--bind-to", "none"])
-            .args(["--mca", "mpi_yield_when_idle", "1"])
-            // Every daemon writes hwloc's shared topology under one
-            // hostname; that component crashed them now and then.
-            .args(["--mca", "rtc", "^hwloc"])
-            .arg(me)
-            .args(["bench", "--transport", "mpi", "--baseline"]);
+            let mut cmd = Command::new(dir.join("mpirun"));
+            cmd.args(["-n", &ranks.to_string()]).arg(me).args([
+                "bench",
+                "--transport",
+                "mpi",
+                "--baseline",
+            ]);
             cmd
         }
         Transport::Tcp => {

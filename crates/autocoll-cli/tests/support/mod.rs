@@ -38,7 +38,6 @@ pub struct Cluster {
     spec: PathBuf,
     out: PathBuf,
     name: String,
-    subnet: String,
 }
 
 impl Cluster {
@@ -49,7 +48,7 @@ impl Cluster {
         let mut table: toml::Table = text.parse().expect("spec is TOML");
         let (name, subnet) = private_name_and_subnet(spec);
         table.insert("name".into(), name.clone().into());
-        table.insert("subnet".into(), subnet.clone().into());
+        table.insert("subnet".into(), subnet.into());
         std::fs::create_dir_all(&out).expect("cluster directory");
         let copy = out.join(format!("{name}.toml"));
         std::fs::write(&copy, toml::to_string(&table).expect("spec serialises"))
@@ -58,7 +57,6 @@ impl Cluster {
             spec: copy,
             out,
             name,
-            subnet,
         };
         let up = cluster.run("up");
         assert!(
@@ -67,11 +65,6 @@ impl Cluster {
             String::from_utf8_lossy(&up.stderr)
         );
         cluster
-    }
-
-    /// The cluster's /24.
-    pub fn subnet(&self) -> &str {
-        &self.subnet
     }
 
     /// The directory holding the cluster's hostfiles and agent.
