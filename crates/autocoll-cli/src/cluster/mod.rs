@@ -307,3 +307,67 @@ fn print_usage(spec: &Spec, dir: &Path) {
         agent.display()
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The wrapper hands mpirun the cluster's files as single words even
+    /// when the directory's name has spaces and quotes, and passes the
+    /// user's arguments on after its own.
+    #[test]
+    fn the_mpirun_wrapper_quotes_its_paths_and_passes_arguments_on() {
+        let spec: Spec = toml::from_str(
+            r#"
+            name = "w"
+            subnet = "10.9.8.0/24"
+            switch = [ { name = "s" } ]
+            host = [ { name = "a", switch = "s", rate = "100mbit" } ]
+            "#,
+        )
+        .unwrap();
+        let root = std::env::temp_dir().join(format!("autocoll-wrapper-{}", std::process::id()));
+        let dir = root.join("it's a dir");
+        let bin = root.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        // A stand-in mpirun that prints each argument on a line.
+        write_script(&bin.join("mpirun"), "#!/bin/sh\nprintf '%s\\n' \"$@\"\n").unwrap();
+        write_files(&spec, &dir).unwrap();
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let out = std::process::Command::new(dir.join("mpirun"))
+            .args(["-n", "2", "prog with space"])
+            .env("PATH", path)
+            .output()
+            .unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let args: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        let after = |flag: &str| {
+            let i = args.iter().position(|a| a == flag).unwrap();
+            args[i + 1].clone()
+        };
+        assert_eq!(
+            after("--hostfile"),
+            dir.join("hostfile").display().to_string()
+        );
+        assert_eq!(
+            after("plm_rsh_agent"),
+            dir.join("agent").display().to_string()
+        );
+        assert_eq!(after("btl_tcp_if_include"), "10.9.8.0/24");
+        assert_eq!(after("rtc"), "^hwloc");
+        assert_eq!(args[args.len() - 3..], ["-n", "2", "prog with space"]);
+    }
+}
