@@ -7,8 +7,9 @@
 //! reaches rank 0 in one small reduction (see [`agreed_times`]: the call's
 //! span on the shared clock, else the slowest rank's own time); (2) rank 0
 //! feeds them to its averages and draws the candidates and time-to-live of
-//! the next [`Params::ahead`] periods and (3) sends them to every rank with
-//! a fixed broadcast of 16 bytes per draw. Only rank 0 draws, so only rank
+//! the next [`Params::ahead`] periods (or the warm-up's next tries, up to
+//! [`Params::slots`]) and (3) sends them to every rank with a fixed
+//! broadcast of 16 bytes per slot. Only rank 0 draws, so only rank
 //! 0 learns, loads and saves the state file; the other ranks' pools only
 //! count down what rank 0 drew. The call that follows a draw message pays
 //! for it (a reduction and a broadcast, 2(P−1) small messages), hence one
@@ -225,13 +226,13 @@ impl Selector for Lottery {
         }
         let ended = self.periods.remove(&key).unwrap_or_default();
         let times = agreed_times(group, &ended)?;
-        let ahead = params.ahead.max(1) as usize;
-        let us: Vec<f64> = (0..ahead).map(|_| self.rng.uniform()).collect();
+        let slots = params.slots();
+        let us: Vec<f64> = (0..slots).map(|_| self.rng.uniform()).collect();
         let pool = self.pool(key, bytes)?;
         for (period, t) in ended.iter().zip(&times) {
             pool.settle(period.index, period.clean(t), &params);
         }
-        let mut msg = vec![0u64; 2 * ahead];
+        let mut msg = vec![0u64; 2 * slots];
         if group.rank() == 0 {
             for (slot, d) in pool.draw_ahead(&us, &params).iter().enumerate() {
                 msg[2 * slot] = d.index as u64;

@@ -70,13 +70,26 @@ pub struct Params {
     pub drift_sigmas: f64,
     /// Ratio to its average that a period must also exceed to signal drift.
     pub drift_ratio: f64,
-    /// Draws for consecutive periods that one broadcast carries (at least
-    /// 1). Each draw message costs a reduction and a broadcast, paid by the
-    /// call that follows; drawing two periods at once halves that cost and
-    /// leaves the odds of every draw as they were (a warm-up draw ends a
-    /// message: the next draw needs its result).
+    /// Lottery draws, for consecutive periods, that one broadcast carries
+    /// (at least 1). Each draw message costs a reduction and a broadcast,
+    /// paid by the call that follows; drawing two periods at once halves
+    /// that cost and leaves the odds of every draw as they were. The
+    /// warm-up's draws fill a message's [`Params::slots`].
     pub ahead: u32,
 }
+
+impl Params {
+    /// Draws one message has room for: the lottery's `ahead`, and at least
+    /// [`WARM_UP_SLOTS`] for the warm-up's.
+    pub fn slots(&self) -> usize {
+        (self.ahead.max(1) as usize).max(WARM_UP_SLOTS)
+    }
+}
+
+/// Warm-up draws one message carries at most: four candidates' three
+/// tries in two messages instead of twelve (on 4 threads a message costs
+/// about three 64 KiB calls).
+pub const WARM_UP_SLOTS: usize = 8;
 
 impl Default for Params {
     fn default() -> Self {
@@ -346,10 +359,11 @@ impl Pool {
     /// The least-tried open candidate while any has fewer than `min_tries`
     /// times: every candidate is tried a few times before the lottery
     /// proper, instead of waiting for chance to reach it.
-    fn warm_up(&self, p: &Params) -> Option<usize> {
+    fn warm_up(&self, p: &Params, planned: &[u32]) -> Option<usize> {
+        let tries = |i: usize| self.candidates[i].count + planned.get(i).copied().unwrap_or(0);
         (0..self.candidates.len())
-            .filter(|&i| self.open(i) && self.candidates[i].count < p.min_tries)
-            .min_by_key(|&i| self.candidates[i].count)
+            .filter(|&i| self.open(i) && tries(i) < p.min_tries)
+            .min_by_key(|&i| tries(i))
     }
 
     /// Lets left-out candidates whose time is up back in for one trial (the
@@ -367,29 +381,42 @@ impl Pool {
     }
 
     /// Draws for the next periods, one per number in `us` (uniform in
-    /// [0, 1)), made now so that one message carries them; stops after a
-    /// warm-up draw, since the next one needs its result.
+    /// [0, 1)), made now so that one message carries them. The warm-up's
+    /// draws need no results (least-tried first, in turn), so as many as
+    /// `us` allows go together; a lottery draw needs them, so it never
+    /// follows a warm-up draw in one message, and at most `p.ahead`
+    /// lottery draws are made at once (the pool learns nothing between
+    /// draws made together).
     pub fn draw_ahead(&mut self, us: &[f64], p: &Params) -> Vec<Draw> {
         let mut out = Vec::with_capacity(us.len());
+        let mut planned = vec![0u32; self.candidates.len()];
         for &u in us {
-            let (draw, warm_up) = self.draw_one(u, p);
-            out.push(draw);
-            if warm_up {
+            self.readmit(p);
+            let warming = planned.iter().any(|&n| n > 0);
+            if self.warm_up(p, &planned).is_none()
+                && (warming || out.len() >= p.ahead.max(1) as usize)
+            {
                 break;
             }
+            let (draw, warm_up) = self.draw_one(u, p, &planned);
+            if warm_up {
+                planned[draw.index] += 1;
+            }
+            out.push(draw);
         }
         out
     }
 
     /// Draws the next candidate with `u`, a uniform number in [0, 1).
     pub fn draw(&mut self, u: f64, p: &Params) -> Draw {
-        self.draw_one(u, p).0
+        self.draw_one(u, p, &[]).0
     }
 
-    /// [`Pool::draw`], and whether it was a warm-up draw.
-    fn draw_one(&mut self, u: f64, p: &Params) -> (Draw, bool) {
+    /// [`Pool::draw`], with `planned` warm-up tries already drawn per
+    /// candidate, and whether it was a warm-up draw.
+    fn draw_one(&mut self, u: f64, p: &Params, planned: &[u32]) -> (Draw, bool) {
         self.readmit(p);
-        if let Some(index) = self.warm_up(p) {
+        if let Some(index) = self.warm_up(p, planned) {
             return (Draw { index, ttl: 1 }, true);
         }
         let shares = self.shares(p);

@@ -9,7 +9,7 @@ fn candidates(n: usize) -> Vec<Implementation> {
 }
 
 /// Runs `calls` calls where candidate i takes `time(call, i)` seconds with
-/// ±10% noise, drawing `p.ahead` periods at a time as the selector does;
+/// ±10% noise, drawing as many periods at a time as the selector does;
 /// returns the index each call used.
 fn simulate(
     l: &mut Pool,
@@ -37,7 +37,7 @@ fn simulate(
                 for (_, index, times) in periods.drain(..) {
                     l.settle(index, &times, p);
                 }
-                let us: Vec<f64> = (0..p.ahead).map(|_| rng.uniform()).collect();
+                let us: Vec<f64> = (0..p.slots()).map(|_| rng.uniform()).collect();
                 let draws = l.draw_ahead(&us, p);
                 l.adopt(&draws);
             }
@@ -229,17 +229,25 @@ fn a_bad_first_impression_is_undone() {
 }
 
 #[test]
-fn one_message_carries_draws_for_two_periods_but_warm_up_draws_go_alone() {
+fn one_message_carries_draws_for_two_periods_or_the_warm_ups_tries_in_turn() {
     let p = Params::default();
     let mut l = Pool::new(candidates(3));
-    let warm = l.draw_ahead(&[0.5, 0.5], &p);
-    assert_eq!(warm.len(), 1, "a warm-up draw's result is needed next");
-    for (i, t) in [(0, 1.0), (1, 2.0), (2, 3.0)] {
-        for _ in 0..p.min_tries {
-            l.candidates[i].add(t, p.weight, false);
-        }
+    let us = vec![0.5; p.slots()];
+    let warm = l.draw_ahead(&us, &p);
+    let order: Vec<usize> = warm.iter().map(|d| d.index).collect();
+    assert_eq!(order, [0, 1, 2, 0, 1, 2, 0, 1], "in turn, as many as fit");
+    assert!(warm.iter().all(|d| d.ttl == 1));
+    for d in &warm {
+        l.candidates[d.index].add(1.0 + d.index as f64, p.weight, false);
     }
-    let draws = l.draw_ahead(&[0.1, 0.95], &p);
+    let rest = l.draw_ahead(&us, &p);
+    assert_eq!(
+        rest.iter().map(|d| d.index).collect::<Vec<_>>(),
+        [2],
+        "the warm-up's last try, and no lottery draw before its result"
+    );
+    l.candidates[2].add(3.0, p.weight, false);
+    let draws = l.draw_ahead(&[0.1, 0.95, 0.5, 0.5], &p);
     assert_eq!(draws.iter().map(|d| d.index).collect::<Vec<_>>(), [0, 2]);
     l.adopt(&draws);
     let used: Vec<usize> = std::iter::from_fn(|| l.next_call()).collect();
