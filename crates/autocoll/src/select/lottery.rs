@@ -388,37 +388,37 @@ impl Pool {
     /// lottery draws are made at once (the pool learns nothing between
     /// draws made together).
     pub fn draw_ahead(&mut self, us: &[f64], p: &Params) -> Vec<Draw> {
+        // Readmission is timed in calls, and no call runs between these draws.
+        self.readmit(p);
         let mut out = Vec::with_capacity(us.len());
         let mut planned = vec![0u32; self.candidates.len()];
         for &u in us {
-            self.readmit(p);
-            let warming = planned.iter().any(|&n| n > 0);
-            if self.warm_up(p, &planned).is_none()
-                && (warming || out.len() >= p.ahead.max(1) as usize)
-            {
+            if let Some(index) = self.warm_up(p, &planned) {
+                planned[index] += 1;
+                out.push(Draw { index, ttl: 1 });
+                continue;
+            }
+            let warm_ups_drawn = planned.iter().any(|&n| n > 0);
+            if warm_ups_drawn || out.len() >= p.ahead.max(1) as usize {
                 break;
             }
-            let (draw, warm_up) = self.draw_one(u, p, &planned);
-            if warm_up {
-                planned[draw.index] += 1;
-            }
-            out.push(draw);
+            out.push(self.lottery_draw(u, p));
         }
         out
     }
 
     /// Draws the next candidate with `u`, a uniform number in [0, 1).
     pub fn draw(&mut self, u: f64, p: &Params) -> Draw {
-        self.draw_one(u, p, &[]).0
+        self.readmit(p);
+        match self.warm_up(p, &[]) {
+            Some(index) => Draw { index, ttl: 1 },
+            None => self.lottery_draw(u, p),
+        }
     }
 
-    /// [`Pool::draw`], with `planned` warm-up tries already drawn per
-    /// candidate, and whether it was a warm-up draw.
-    fn draw_one(&mut self, u: f64, p: &Params, planned: &[u32]) -> (Draw, bool) {
-        self.readmit(p);
-        if let Some(index) = self.warm_up(p, planned) {
-            return (Draw { index, ttl: 1 }, true);
-        }
+    /// The lottery proper: a candidate by its share of the tickets, for a
+    /// time-to-live that grows with that share.
+    fn lottery_draw(&mut self, u: f64, p: &Params) -> Draw {
         let shares = self.shares(p);
         let mut acc = 0.0;
         let mut index = shares.len() - 1;
@@ -434,7 +434,7 @@ impl Pool {
             self.candidates[index].excluded_until = None;
         }
         let ttl = 1 + (p.ttl_scale * shares[index]).floor() as u32;
-        (Draw { index, ttl }, false)
+        Draw { index, ttl }
     }
 
     /// Makes the first of `draws` (made on rank 0, or locally) the holding
