@@ -440,6 +440,17 @@ struct Log {
     best: Option<usize>,
 }
 
+impl Log {
+    fn with_capacity(calls: usize) -> Self {
+        Log {
+            chosen: Vec::with_capacity(calls),
+            explored: Vec::with_capacity(calls),
+            drew: Vec::with_capacity(calls),
+            best: None,
+        }
+    }
+}
+
 impl Selector for Logged {
     fn select(
         &mut self,
@@ -573,7 +584,8 @@ fn install_lottery(comm: &mut Communicator, s: &Setup) -> Arc<Mutex<Log>> {
         let fingerprint = Fingerprint::new(&comm.hosts(), comm.transport_kind());
         lottery = lottery.with_store(Store::new(path, fingerprint, comm.rank() == 0));
     }
-    let log = Arc::new(Mutex::new(Log::default()));
+    // Room for every call up front: the log grows inside the timed calls.
+    let log = Arc::new(Mutex::new(Log::with_capacity(s.calls)));
     comm.set_selector(Box::new(Logged {
         inner: lottery,
         log: log.clone(),

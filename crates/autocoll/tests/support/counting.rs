@@ -27,6 +27,12 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
+/// Allocations made so far, by every thread.
+#[allow(dead_code)] // not every test that counts needs it
+pub fn allocations() -> usize {
+    COUNT.load(Ordering::SeqCst)
+}
+
 /// Bytes and allocations that one broadcast of `bytes` over `ranks` local
 /// ranks makes, all ranks together, between two barriers (measured by
 /// rank 0 after a warm-up call, so channel blocks already exist).
