@@ -36,6 +36,7 @@ pub fn allocations() -> usize {
 /// Bytes and allocations that one broadcast of `bytes` over `ranks` local
 /// ranks makes, all ranks together, between two barriers (measured by
 /// rank 0 after a warm-up call, so channel blocks already exist).
+#[allow(dead_code)] // not every test that counts needs it
 pub fn bcast_allocations(imp: &Implementation, ranks: usize, bytes: usize) -> (usize, usize) {
     let barrier: Implementation = "barrier:dissemination".parse().unwrap();
     let out = local::run(ranks, |mut comm| {
