@@ -198,6 +198,46 @@ fn adapt_with_seeds_reports_every_run_and_their_spread() {
     assert_eq!(s["median_ratio"]["within_target"], within);
 }
 
+/// With `--state`, every run after the first starts from what the runs
+/// before it saved, and the spread reports those runs' first 50 calls
+/// against the oracle's calls of the same rounds.
+#[test]
+fn adapt_with_a_state_reports_the_first_calls_of_the_runs_that_start_from_it() {
+    let dir = tempdir("adapt-state");
+    let state = dir.join("state.json");
+    let r = adapt(
+        &dir,
+        &["--calls", "60", "--seeds", "3", "--state", state.to_str().unwrap()],
+    );
+    let runs = r["runs"].as_array().unwrap();
+    let restored: Vec<bool> = runs
+        .iter()
+        .map(|x| x["lottery"]["from_saved_state"].as_bool().unwrap())
+        .collect();
+    assert_eq!(restored, [false, true, true]);
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    for run in runs {
+        let per_call = &run["per_call"];
+        let oracle = run["oracle"]["impl"].as_str().unwrap();
+        let series = per_call["fixed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["impl"] == oracle)
+            .unwrap();
+        let mean = |v: &serde_json::Value| {
+            let xs = v.as_array().unwrap();
+            xs[..50].iter().map(f).sum::<f64>() / 50.0
+        };
+        let ratio = mean(&per_call["lottery"]["s"]) / mean(&series["s"]);
+        assert!((ratio - f(&run["first50_mean_ratio"])).abs() < 1e-9);
+    }
+    let first = &r["summary"]["first50_ratio_from_saved_state"];
+    assert_eq!(first["runs"], 2);
+    let worst = f(&runs[1]["first50_mean_ratio"]).max(f(&runs[2]["first50_mean_ratio"]));
+    assert_eq!(f(&first["max"]), worst);
+}
+
 /// A 3 ms sleep on every segment rank 1 receives costs the 8-segment chain
 /// 8 sleeps per call and the flat tree one: the lottery must end on flat.
 #[test]

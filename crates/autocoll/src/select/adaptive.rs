@@ -143,6 +143,12 @@ impl Lottery {
         self
     }
 
+    /// Whether the state file held what an earlier run learned (on rank
+    /// 0; other ranks load nothing).
+    pub fn restored(&self) -> bool {
+        !self.prior.is_empty()
+    }
+
     /// The scheduler's parameters.
     pub fn params(&self) -> &Params {
         &self.params
