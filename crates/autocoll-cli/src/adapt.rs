@@ -943,12 +943,7 @@ const MEDIAN_TARGET: f64 = 1.03;
 /// each target.
 fn spread(runs: &[serde_json::Value]) -> serde_json::Value {
     let ratios = |key: &str| -> Vec<f64> { runs.iter().filter_map(|r| r[key].as_f64()).collect() };
-    let over_runs = |key: &str, target: f64| {
-        let v = ratios(key);
-        let s = Summary::of(&v);
-        let within = v.iter().filter(|&&x| x <= target).count();
-        json!({"median": s.median, "max": s.max, "within_target": within, "target": target})
-    };
+    let over_runs = |key: &str, target: f64| ratio_spread(&ratios(key), target);
     let settled = |key: &str| {
         runs.iter()
             .filter(|r| {
@@ -957,17 +952,12 @@ fn spread(runs: &[serde_json::Value]) -> serde_json::Value {
             })
             .count()
     };
-    let restored: Vec<serde_json::Value> = runs
+    let restored: Vec<f64> = runs
         .iter()
         .filter(|r| r["lottery"]["from_saved_state"].as_bool() == Some(true))
-        .cloned()
+        .filter_map(|r| r["first50_mean_ratio"].as_f64())
         .collect();
-    let first50 = (!restored.is_empty()).then(|| {
-        let v: Vec<f64> = restored.iter().filter_map(|r| r["first50_mean_ratio"].as_f64()).collect();
-        let s = Summary::of(&v);
-        let within = v.iter().filter(|&&x| x <= MEAN_TARGET).count();
-        json!({"runs": v.len(), "median": s.median, "max": s.max, "within_target": within, "target": MEAN_TARGET})
-    });
+    let first50 = (!restored.is_empty()).then(|| ratio_spread(&restored, MEAN_TARGET));
     json!({
         "runs": runs.len(),
         "first50_ratio_from_saved_state": first50,
@@ -976,6 +966,13 @@ fn spread(runs: &[serde_json::Value]) -> serde_json::Value {
         "settled_within_bound": settled("settled_at_call"),
         "near_best_within_bound": settled("near_best_from_call"),
     })
+}
+
+/// The median and worst of `ratios`, and how many are within `target`.
+fn ratio_spread(ratios: &[f64], target: f64) -> serde_json::Value {
+    let s = Summary::of(ratios);
+    let within = ratios.iter().filter(|&&x| x <= target).count();
+    json!({"runs": ratios.len(), "median": s.median, "max": s.max, "within_target": within, "target": target})
 }
 
 fn print_spread(runs: &[serde_json::Value], summary: &serde_json::Value) {
@@ -996,30 +993,25 @@ fn print_spread(runs: &[serde_json::Value], summary: &serde_json::Value) {
             call(&l["near_best_from_call"]),
         );
     }
-    let line = |name: &str, k: &str| {
-        let v = &summary[k];
+    let line = |name: &str, v: &serde_json::Value| {
+        if v.is_null() {
+            return;
+        }
         println!(
             "{name}: median over runs {:.3}, worst {:.3}; within {:.2} in {} of {} runs",
             v["median"].as_f64().unwrap_or(f64::NAN),
             v["max"].as_f64().unwrap_or(f64::NAN),
             v["target"].as_f64().unwrap_or(f64::NAN),
             v["within_target"],
-            summary["runs"]
+            v["runs"]
         );
     };
-    line("lottery mean ÷ oracle", "mean_ratio");
-    line("lottery median ÷ oracle", "median_ratio");
-    let f = &summary["first50_ratio_from_saved_state"];
-    if !f.is_null() {
-        println!(
-            "first 50 calls ÷ the oracle's same 50, runs from a saved state: median {:.3}, worst {:.3}; within {:.2} in {} of {} runs",
-            f["median"].as_f64().unwrap_or(f64::NAN),
-            f["max"].as_f64().unwrap_or(f64::NAN),
-            f["target"].as_f64().unwrap_or(f64::NAN),
-            f["within_target"],
-            f["runs"]
-        );
-    }
+    line("lottery mean ÷ oracle", &summary["mean_ratio"]);
+    line("lottery median ÷ oracle", &summary["median_ratio"]);
+    line(
+        "first 50 calls ÷ the oracle's same 50, runs from a saved state",
+        &summary["first50_ratio_from_saved_state"],
+    );
     println!(
         "settled within the bound in {} of {} runs (on the near-best in {})",
         summary["settled_within_bound"], summary["runs"], summary["near_best_within_bound"]
