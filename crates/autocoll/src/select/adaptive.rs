@@ -169,11 +169,7 @@ impl Lottery {
                 )));
             }
             if let Some(known) = self.prior.get(&key) {
-                for stats in &mut pool.candidates {
-                    if let Some(old) = known.iter().find(|s| s.imp == stats.imp) {
-                        *stats = old.clone();
-                    }
-                }
+                pool.resume(known, &self.params);
             }
             self.pools.insert(key, pool);
         }

@@ -221,6 +221,25 @@ impl Pool {
         }
     }
 
+    /// Starts from what an earlier run learned of these candidates (the
+    /// others start untried). A candidate it measured counts as tried even
+    /// if that run had cut its count (the drift rule, a readmission): a new
+    /// run that first repeated those tries spent them on the slowest
+    /// candidates (on the emulated cluster, four calls at 2.3× the best
+    /// among its first 50). Candidates that are far behind are left out
+    /// from the first draw, as they would be after this run's first times.
+    pub fn resume(&mut self, known: &[Stats], p: &Params) {
+        for stats in &mut self.candidates {
+            if let Some(old) = known.iter().find(|s| s.imp == stats.imp) {
+                *stats = old.clone();
+                if stats.count > 0 {
+                    stats.count = stats.count.max(p.min_tries);
+                }
+            }
+        }
+        self.update_exclusions(p);
+    }
+
     /// The candidate with the best average among those tried, if any.
     pub fn best(&self) -> Option<usize> {
         self.candidates

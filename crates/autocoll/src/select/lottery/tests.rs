@@ -257,3 +257,31 @@ fn one_message_carries_draws_for_two_periods_or_the_warm_ups_tries_in_turn() {
     assert_eq!(used, expect, "the queued draw follows the first");
     assert_eq!(l.periods, 2);
 }
+
+#[test]
+fn a_resumed_pool_skips_the_warm_up_and_leaves_out_what_was_far_behind() {
+    let p = Params::default();
+    let mut earlier = Pool::new(candidates(3));
+    earlier.settle(0, &[1.0; 5], &p);
+    earlier.settle(1, &[1.05; 5], &p);
+    earlier.settle(2, &[2.3], &p);
+    // Cut by the drift rule or a readmission in that run: one time only.
+    earlier.candidates[2].count = 1;
+
+    let mut l = Pool::new(candidates(3));
+    l.resume(&earlier.candidates, &p);
+    assert_eq!(l.candidates[2].count, p.min_tries, "measured, so tried");
+    assert!(l.candidates[2].excluded_until.is_some(), "2.3× the best");
+    for u in [0.1, 0.5, 0.85, 0.99] {
+        let draws = l.draw_ahead(&[u; 8], &p);
+        assert_eq!(draws.len(), p.ahead as usize, "lottery draws, no warm-up");
+        assert!(draws.iter().all(|d| d.index != 2), "{draws:?}");
+    }
+
+    let mut more = Pool::new(candidates(4));
+    more.resume(&earlier.candidates, &p);
+    assert_eq!(more.candidates[3].count, 0, "a candidate that run never saw");
+    let draws = more.draw_ahead(&[0.5; 8], &p);
+    let tried: Vec<usize> = draws.iter().map(|d| d.index).collect();
+    assert_eq!(tried, [3, 3, 3], "only the new candidate is warmed up");
+}
