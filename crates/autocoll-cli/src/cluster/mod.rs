@@ -8,6 +8,7 @@
 //! already exists.
 
 pub(crate) mod net;
+mod owners;
 pub mod spec;
 
 use std::path::{Path, PathBuf};
@@ -30,6 +31,11 @@ pub struct Args {
     /// Where the hostfile and the agent go (in `<dir>/<name>/`).
     #[arg(long, default_value = "target/cluster")]
     out: PathBuf,
+    /// With `up`: the cluster belongs to process PID, and the first
+    /// `cluster up` after that process has ended takes it down (tests pass
+    /// their own id, so that a killed test leaves nothing up for long).
+    #[arg(long, value_name = "PID")]
+    owner: Option<u32>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -43,7 +49,10 @@ enum Action {
 }
 
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
-    let spec = Spec::load(&a.spec).map_err(|e| Failure::Usage(format!("{e:#}")))?;
+    let text = std::fs::read_to_string(&a.spec)
+        .map_err(|e| Failure::Usage(format!("reading {}: {e}", a.spec.display())))?;
+    let spec = Spec::parse(&text, &a.spec.display().to_string())
+        .map_err(|e| Failure::Usage(format!("{e:#}")))?;
     let dir = std::path::absolute(a.out.join(&spec.name))
         .with_context(|| format!("resolving {}", a.out.display()))?;
     if matches!(a.action, Action::Status) {
@@ -59,8 +68,17 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         )));
     }
     match a.action {
-        Action::Up => up(&spec, &dir)?,
-        _ => down(&spec, &dir)?,
+        Action::Up => {
+            owners::clear_orphans();
+            up(&spec, &dir)?;
+            if let Some(owner) = a.owner {
+                owners::record(&spec, &text, &dir, owner)?;
+            }
+        }
+        _ => {
+            down(&spec, &dir)?;
+            owners::forget(&spec.name)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -131,27 +149,38 @@ fn host_up(spec: &Spec, i: usize, host: &Host) -> anyhow::Result<()> {
     ip.shape(Some(&ns), "eth0", host.rate)
 }
 
-/// Removes what `up` makes, skipping what is not there.
+/// Removes what `up` makes, skipping what is not there. A part that cannot
+/// be removed does not stop the others (one busy namespace once left a
+/// test cluster's bridge and last host behind); every failure is reported.
 pub fn down(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
     let ip = Ip;
+    let mut failed: Vec<String> = Vec::new();
+    let mut attempt = |step: anyhow::Result<()>| {
+        if let Err(e) = step {
+            failed.push(format!("{e:#}"));
+        }
+    };
     for host in &spec.hosts {
         // Deleting the namespace deletes eth0 and with it the veth pair.
-        ip.netns_del(&spec.netns(host))?;
-        ip.link_del(&spec.host_veth(host))?;
+        attempt(ip.netns_del(&spec.netns(host)));
+        attempt(ip.link_del(&spec.host_veth(host)));
     }
     for sw in &spec.switches {
         if sw.parent.is_some() {
-            ip.link_del(&spec.uplink_veths(sw).0)?;
+            attempt(ip.link_del(&spec.uplink_veths(sw).0));
         }
     }
     for sw in &spec.switches {
-        ip.link_del(&spec.bridge(&sw.name))?;
+        attempt(ip.link_del(&spec.bridge(&sw.name)));
     }
     for file in ["hostfile", "hostfile.autocoll", "agent", "mpirun"] {
-        remove_if_present(&dir.join(file))?;
+        attempt(remove_if_present(&dir.join(file)));
     }
     if dir.exists() {
-        std::fs::remove_dir(dir).with_context(|| format!("removing {}", dir.display()))?;
+        attempt(std::fs::remove_dir(dir).with_context(|| format!("removing {}", dir.display())));
+    }
+    if !failed.is_empty() {
+        anyhow::bail!("cluster {}: not all down:\n  {}", spec.name, failed.join("\n  "));
     }
     println!("cluster {}: down", spec.name);
     Ok(())

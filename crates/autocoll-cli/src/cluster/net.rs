@@ -52,8 +52,17 @@ impl Ip {
 
     /// Deletes a network namespace if it exists.
     pub fn netns_del(&self, name: &str) -> anyhow::Result<()> {
-        if self.netns_exists(name) {
-            self.run(&["netns", "del", name])?;
+        // A namespace a process is still entering (`ip netns exec` of an
+        // agent that was just killed) is briefly busy: try for a second.
+        let mut tries = 0;
+        while self.netns_exists(name) {
+            match self.run(&["netns", "del", name]) {
+                Err(_) if tries < 20 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                other => return other,
+            }
         }
         Ok(())
     }

@@ -102,10 +102,14 @@ impl Spec {
     pub fn load(path: &Path) -> anyhow::Result<Spec> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
-        let spec: Spec =
-            toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        Spec::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and checks a spec's `text`; errors name `origin`.
+    pub fn parse(text: &str, origin: &str) -> anyhow::Result<Spec> {
+        let spec: Spec = toml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
         spec.validate()
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
         Ok(spec)
     }
 

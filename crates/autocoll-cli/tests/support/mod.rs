@@ -78,13 +78,16 @@ impl Cluster {
     }
 
     fn run(&self, action: &str) -> Output {
-        autocoll()
-            .args(["cluster", action])
+        let mut cmd = autocoll();
+        cmd.args(["cluster", action])
             .arg(&self.spec)
             .arg("--out")
-            .arg(&self.out)
-            .output()
-            .expect("autocoll runs")
+            .arg(&self.out);
+        if action == "up" {
+            // Should this test be killed, the next cluster up takes it down.
+            cmd.args(["--owner", &std::process::id().to_string()]);
+        }
+        cmd.output().expect("autocoll runs")
     }
 }
 
