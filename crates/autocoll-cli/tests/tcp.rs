@@ -72,6 +72,39 @@ fn issue3_launch_forwards_output_and_returns_the_first_failing_status() {
     assert!(took < Duration::from_secs(15), "took {took:?}");
 }
 
+/// A process that exists and is not a zombie.
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+}
+
+/// When one rank fails, the others are killed with everything they
+/// started: a rank behind an agent or a wrapper is the agent's child, and
+/// killing the agent alone left it running.
+#[test]
+fn launch_kills_what_a_failed_job_s_other_ranks_started() {
+    let dir = std::env::temp_dir().join(format!("autocoll-tree-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pidfile = dir.join("sleep.pid");
+    let script = format!(
+        "if [ $AUTOCOLL_RANK = 1 ]; then sleep 0.5; exit 3; fi; sleep 60 & echo $! > {}; wait",
+        pidfile.display()
+    );
+    let out = autocoll(&["launch", "-n", "2", "--", "sh", "-c", &script]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .expect("rank 0 started its child")
+        .trim()
+        .parse()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while running(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!running(pid), "rank 0's child {pid} outlived the job");
+}
+
 #[test]
 fn issue3_launch_refuses_bad_hostfiles_with_the_line() {
     let path = std::env::temp_dir().join(format!("autocoll-hf-{}", std::process::id()));

@@ -443,9 +443,40 @@ impl Rank {
 fn kill_all(ranks: &mut [Rank]) {
     for rank in ranks.iter_mut() {
         if !rank.poll() {
+            // The rank's own children first: an agent (`sh -c`, `ip netns
+            // exec`) or a wrapper script runs the program as its child,
+            // which killing the agent alone would leave running.
+            for pid in descendants(rank.child.id()) {
+                if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                }
+            }
             rank.killed = rank.child.kill().is_ok();
         }
     }
+}
+
+/// Every process below `pid`, as Linux lists children in /proc (empty
+/// where it cannot be read). Collected before anything is killed: a killed
+/// parent's children move to init and out of reach.
+fn descendants(pid: u32) -> Vec<i32> {
+    let mut found = Vec::new();
+    let mut todo = vec![pid as i32];
+    while let Some(p) = todo.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            for child in text.split_whitespace().filter_map(|c| c.parse::<i32>().ok()) {
+                if !found.contains(&child) {
+                    found.push(child);
+                    todo.push(child);
+                }
+            }
+        }
+    }
+    found
 }
 
 fn code(status: ExitStatus) -> i32 {
