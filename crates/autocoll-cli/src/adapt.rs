@@ -918,10 +918,11 @@ fn print_report(r: &serde_json::Value) {
         },
     );
     println!(
-        "settled on {} at call {} (bound {:.0}), on the near-best (within 3% of the oracle) from call {}; exploring {:.1}% of calls",
+        "settled on {} at call {} (bound {:.0}), on the near-best (within {:.0}% of the oracle) from call {}; exploring {:.1}% of calls",
         l["final_impl"].as_str().unwrap_or(""),
         l["settled_at_call"],
         r["settle_bound_calls"].as_f64().unwrap_or(f64::NAN),
+        (NEAR - 1.0) * 100.0,
         l["near_best_from_call"],
         l["explore_share"].as_f64().unwrap_or(f64::NAN) * 100.0
     );

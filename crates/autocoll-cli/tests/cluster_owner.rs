@@ -30,7 +30,10 @@ fn tiny(dir: &Path, tag: u32) -> (PathBuf, String) {
 
 fn cluster(action: &str, spec: &Path, out: &Path, owner: Option<u32>) -> Output {
     let mut cmd = autocoll();
-    cmd.args(["cluster", action]).arg(spec).arg("--out").arg(out);
+    cmd.args(["cluster", action])
+        .arg(spec)
+        .arg("--out")
+        .arg(out);
     if let Some(pid) = owner {
         cmd.args(["--owner", &pid.to_string()]);
     }
@@ -68,7 +71,11 @@ fn the_next_cluster_up_takes_down_a_cluster_whose_owner_has_ended() {
     let dead = child.id();
     child.wait().unwrap();
     let up = cluster("up", &orphan, &dir, Some(dead));
-    assert!(up.status.success(), "{}", String::from_utf8_lossy(&up.stderr));
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
     assert!(netns_exists(&format!("{orphan_name}-h0")));
     // Its spec file goes, as a killed test's temporary directory may.
     std::fs::remove_file(&orphan).unwrap();
@@ -82,7 +89,8 @@ fn the_next_cluster_up_takes_down_a_cluster_whose_owner_has_ended() {
         "the orphan is still up: {said}"
     );
     assert!(
-        said.contains(&format!("took down cluster {orphan_name}")) && said.contains(&dead.to_string()),
+        said.contains(&format!("took down cluster {orphan_name}"))
+            && said.contains(&dead.to_string()),
         "{said}"
     );
     assert!(
@@ -96,5 +104,8 @@ fn the_next_cluster_up_takes_down_a_cluster_whose_owner_has_ended() {
     let up = cluster("up", &third, &dir, Some(me));
     assert!(up.status.success());
     let mine_name = format!("o{}", (me + 1) % 100_000);
-    assert!(netns_exists(&format!("{mine_name}-h0")), "a live owner's cluster was taken down");
+    assert!(
+        netns_exists(&format!("{mine_name}-h0")),
+        "a live owner's cluster was taken down"
+    );
 }

@@ -207,7 +207,14 @@ fn adapt_with_a_state_reports_the_first_calls_of_the_runs_that_start_from_it() {
     let state = dir.join("state.json");
     let r = adapt(
         &dir,
-        &["--calls", "60", "--seeds", "3", "--state", state.to_str().unwrap()],
+        &[
+            "--calls",
+            "60",
+            "--seeds",
+            "3",
+            "--state",
+            state.to_str().unwrap(),
+        ],
     );
     let runs = r["runs"].as_array().unwrap();
     let restored: Vec<bool> = runs

@@ -468,7 +468,10 @@ fn descendants(pid: u32) -> Vec<i32> {
         };
         for task in tasks.flatten() {
             let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            for child in text.split_whitespace().filter_map(|c| c.parse::<i32>().ok()) {
+            for child in text
+                .split_whitespace()
+                .filter_map(|c| c.parse::<i32>().ok())
+            {
                 if !found.contains(&child) {
                     found.push(child);
                     todo.push(child);

@@ -91,7 +91,10 @@ fn issue6_the_lottery_allocates_only_on_calls_that_carry_a_draw_message() {
         }
         (quiet_allocating, messages)
     })[0];
-    assert!(messages > 20, "only {messages} draw messages in 2000 calls?");
+    assert!(
+        messages > 20,
+        "only {messages} draw messages in 2000 calls?"
+    );
     assert_eq!(
         quiet_allocating, 0,
         "calls without a draw message allocated more than with their implementation named ({messages} messages)"

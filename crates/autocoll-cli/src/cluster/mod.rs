@@ -180,7 +180,11 @@ pub fn down(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
         attempt(std::fs::remove_dir(dir).with_context(|| format!("removing {}", dir.display())));
     }
     if !failed.is_empty() {
-        anyhow::bail!("cluster {}: not all down:\n  {}", spec.name, failed.join("\n  "));
+        anyhow::bail!(
+            "cluster {}: not all down:\n  {}",
+            spec.name,
+            failed.join("\n  ")
+        );
     }
     println!("cluster {}: down", spec.name);
     Ok(())

@@ -67,7 +67,8 @@ impl Cluster {
         cluster
     }
 
-    /// The directory holding the cluster's hostfiles and agent.
+    /// The directory holding the cluster's hostfiles, agent and `mpirun`
+    /// wrapper.
     pub fn dir(&self) -> PathBuf {
         self.out.join(&self.name)
     }

@@ -333,9 +333,7 @@ impl Mpi {
         }
         Ok(moved)
     }
-}
 
-impl Mpi {
     /// Pumps until `done` says so or the timeout passes: spinning first
     /// (yielding the core), then napping between polls.
     fn poll_until(&mut self, mut done: impl FnMut(&mut Self) -> Result<bool>) -> Result<()> {

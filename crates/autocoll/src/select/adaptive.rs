@@ -184,7 +184,10 @@ impl Lottery {
         let mut ended = std::mem::take(self.recorded.entry(key).or_default());
         let times = agreed_times(group, &ended)?;
         let params = &self.params;
-        let pool = self.pools.get_mut(&key).expect("a pool exists before its first draw");
+        let pool = self
+            .pools
+            .get_mut(&key)
+            .expect("a pool exists before its first draw");
         for (period, t) in ended.periods.iter().zip(&times) {
             pool.settle(period.index, period.clean(t), params);
         }

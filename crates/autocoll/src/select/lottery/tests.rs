@@ -280,7 +280,10 @@ fn a_resumed_pool_skips_the_warm_up_and_leaves_out_what_was_far_behind() {
 
     let mut more = Pool::new(candidates(4));
     more.resume(&earlier.candidates, &p);
-    assert_eq!(more.candidates[3].count, 0, "a candidate that run never saw");
+    assert_eq!(
+        more.candidates[3].count, 0,
+        "a candidate that run never saw"
+    );
     let draws = more.draw_ahead(&[0.5; 8], &p);
     let tried: Vec<usize> = draws.iter().map(|d| d.index).collect();
     assert_eq!(tried, [3, 3, 3], "only the new candidate is warmed up");
