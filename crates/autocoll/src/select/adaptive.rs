@@ -188,9 +188,11 @@ impl Lottery {
             .pools
             .get_mut(&key)
             .expect("a pool exists before its first draw");
-        for (period, t) in ended.periods.iter().zip(&times) {
-            pool.settle(period.index, period.clean(t), params);
-        }
+        let periods = ended.periods.iter().zip(&times);
+        pool.settle_all(
+            periods.map(|(period, t)| (period.index, period.clean(t))),
+            params,
+        );
         ended.periods.clear();
         ended.calls.clear();
         self.recorded.insert(key, ended);

@@ -271,10 +271,34 @@ impl Pool {
     /// Feeds the times of an ended period of candidate `index` (over all
     /// ranks) to its average, and looks for drift.
     pub fn settle(&mut self, index: usize, times: &[f64], p: &Params) {
+        let best = self.best();
+        self.settle_drawn_with(index, times, p, best);
+    }
+
+    /// Settles the periods one draw message covered, in order. Drift is
+    /// looked for in the periods of the candidate that was the best when
+    /// they were drawn (the lottery's current choice): a slowdown that
+    /// begins late in one period raises that candidate's average, through
+    /// the first few slow times, until another candidate's stale average
+    /// is lower, and the next period's slow times, judged against the new
+    /// best, went unseen (the lottery then held a 300× slower choice for
+    /// two more periods).
+    pub fn settle_all<'t>(
+        &mut self,
+        periods: impl IntoIterator<Item = (usize, &'t [f64])>,
+        p: &Params,
+    ) {
+        let best = self.best();
+        for (index, times) in periods {
+            self.settle_drawn_with(index, times, p, best);
+        }
+    }
+
+    fn settle_drawn_with(&mut self, index: usize, times: &[f64], p: &Params, best: Option<usize>) {
         if times.is_empty() || index >= self.candidates.len() {
             return;
         }
-        if Some(index) == self.best() && self.drifted(index, times, p) {
+        if Some(index) == best && self.drifted(index, times, p) {
             self.restart_after_drift(index, times, p);
             return;
         }

@@ -34,9 +34,8 @@ fn simulate(
                 used.push(i);
             }
             None => {
-                for (_, index, times) in periods.drain(..) {
-                    l.settle(index, &times, p);
-                }
+                l.settle_all(periods.iter().map(|(_, i, t)| (*i, &t[..])), p);
+                periods.clear();
                 let us: Vec<f64> = (0..p.slots()).map(|_| rng.uniform()).collect();
                 let draws = l.draw_ahead(&us, p);
                 l.adopt(&draws);
@@ -287,4 +286,28 @@ fn a_resumed_pool_skips_the_warm_up_and_leaves_out_what_was_far_behind() {
     let draws = more.draw_ahead(&[0.5; 8], &p);
     let tried: Vec<usize> = draws.iter().map(|d| d.index).collect();
     assert_eq!(tried, [3, 3, 3], "only the new candidate is warmed up");
+}
+
+#[test]
+fn a_slowdown_late_in_a_period_still_counts_as_drift_of_the_current_choice() {
+    let p = Params::default();
+    let mut l = Pool::new(candidates(2));
+    l.settle(0, &[8.0, 12.0, 8.0, 12.0, 8.0, 12.0, 8.0, 12.0], &p);
+    l.settle(1, &[11.0; 5], &p);
+    assert_eq!(l.best(), Some(0));
+    // The best's two periods of one message: the slowdown (300×) begins
+    // late in the first one.
+    let first = [10.0, 10.0, 10.0, 10.0, 3000.0, 3000.0];
+    let second = [3000.0; 20];
+    l.settle_all([(0, &first[..]), (0, &second[..])], &p);
+    assert!(
+        l.candidates[0].mean_s > 1000.0,
+        "the drift rule restarted its average: {}",
+        l.candidates[0].mean_s
+    );
+    let draws = l.draw_ahead(&[0.5; 8], &p);
+    assert!(
+        draws.iter().all(|d| d.ttl == 1) && draws.iter().any(|d| d.index == 1),
+        "exploration resumes with a warm-up of the other candidate: {draws:?}"
+    );
 }
