@@ -463,10 +463,8 @@ impl Selector for Logged {
         bytes: usize,
     ) -> autocoll::Result<Implementation> {
         let key = Key::of(op, group.size(), bytes);
-        let draws = |l: &Lottery| l.pools().get(&key).map_or(0, |p| p.draws);
-        let before = draws(&self.inner);
         let imp = self.inner.select(group, op, bytes)?;
-        let drew = draws(&self.inner) != before;
+        let drew = self.inner.after_message();
         let pool = &self.inner.pools()[&key];
         let (chosen, _) = pool
             .current
@@ -820,6 +818,7 @@ fn analyse(s: &Setup, ranks: usize, t: &Trace, seed: u64) -> serde_json::Value {
     // not the lottery, decided whether the first 50 calls were "within 10%".
     let first = &t.lottery[..t.lottery.len().min(WINDOW)];
     let oracle_first = &t.fixed[oracle][..t.fixed[oracle].len().min(WINDOW)];
+    let first_mean = Summary::of(first).mean;
     // Candidates within NEAR of the oracle's mean: among them the lottery
     // may trade places at random without costing more than that.
     let near_best: Vec<&str> = names
@@ -849,12 +848,12 @@ fn analyse(s: &Setup, ranks: usize, t: &Trace, seed: u64) -> serde_json::Value {
             "near_best_from_call": settled_among(&t.chosen, |c| near_best.contains(&c), 0).map(|c| c + 1),
             "explore_share": explored as f64 / t.lottery.len().max(1) as f64,
             "final_impl": t.final_impl,
-            "first50_mean_s": Summary::of(first).mean,
+            "first50_mean_s": first_mean,
             "from_saved_state": t.restored,
         },
         "mean_ratio": lot.mean / o.mean,
         "median_ratio": lot.median / o.median,
-        "first50_mean_ratio": Summary::of(first).mean / Summary::of(oracle_first).mean,
+        "first50_mean_ratio": first_mean / Summary::of(oracle_first).mean,
         "settle_bound_calls": bound,
         // Every call, in order: a fixed series' k-th call ran in the same
         // round as the lottery's k-th, so the two can be set side by side.

@@ -10,7 +10,7 @@ mod support;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use autocoll::select::lottery::{Key, Params};
+use autocoll::select::lottery::Params;
 use autocoll::select::{Group, Lottery, Selector};
 use autocoll::{local, Collective, Implementation};
 use support::counting::{allocations, Counting};
@@ -31,12 +31,9 @@ impl Selector for Noting {
         op: Collective,
         bytes: usize,
     ) -> autocoll::Result<Implementation> {
-        let key = Key::of(op, group.size(), bytes);
-        let draws = |l: &Lottery| l.pools().get(&key).map_or(0, |p| p.draws);
-        let before = draws(&self.inner);
         let imp = self.inner.select(group, op, bytes)?;
         self.drew
-            .store(draws(&self.inner) != before, Ordering::SeqCst);
+            .store(self.inner.after_message(), Ordering::SeqCst);
         Ok(imp)
     }
 

@@ -149,6 +149,12 @@ impl Lottery {
         !self.prior.is_empty()
     }
 
+    /// Whether the call just chosen (until its time is recorded) paid for a
+    /// draw message: the reduction and broadcast ran inside it.
+    pub fn after_message(&self) -> bool {
+        self.in_flight.is_some_and(|call| call.after_message)
+    }
+
     /// The scheduler's parameters.
     pub fn params(&self) -> &Params {
         &self.params
@@ -255,11 +261,11 @@ impl Selector for Lottery {
         bytes: usize,
     ) -> Result<Implementation> {
         let key = Key::of(op, group.size(), bytes);
-        let params = self.params.clone();
         if let Some(index) = self.pool(key, bytes)?.next_call() {
             return Ok(self.chosen(key, index, false));
         }
         self.learn(group, key)?;
+        let params = self.params.clone();
         let slots = params.slots();
         let us: Vec<f64> = (0..slots).map(|_| self.rng.uniform()).collect();
         let pool = self.pool(key, bytes)?;

@@ -271,8 +271,7 @@ impl Pool {
     /// Feeds the times of an ended period of candidate `index` (over all
     /// ranks) to its average, and looks for drift.
     pub fn settle(&mut self, index: usize, times: &[f64], p: &Params) {
-        let best = self.best();
-        self.settle_drawn_with(index, times, p, best);
+        self.settle_all([(index, times)], p);
     }
 
     /// Settles the periods one draw message covered, in order. Drift is
