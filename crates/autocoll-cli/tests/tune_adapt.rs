@@ -245,6 +245,29 @@ fn adapt_with_a_state_reports_the_first_calls_of_the_runs_that_start_from_it() {
     assert_eq!(f(&first["max"]), worst);
 }
 
+/// The call after a draw message pays for the message and is not learned
+/// from, so the period it begins holds at least one more call of the same
+/// candidate: a lone call there (the warm-up's first try, a readmitted
+/// candidate's one trial) taught the lottery only the message's cost.
+#[test]
+fn issue6_every_draw_message_is_followed_by_a_call_the_lottery_learns_from() {
+    let dir = tempdir("adapt-after-message");
+    let r = adapt(&dir, &["--calls", "200"]);
+    let lottery = &r["per_call"]["lottery"];
+    let drew = lottery["drew"].as_array().unwrap();
+    let imp = lottery["impl"].as_array().unwrap();
+    let messages: Vec<usize> = (0..drew.len() - 1).filter(|&i| drew[i] == true).collect();
+    assert!(messages.len() >= 3, "warm-up and lottery draws: {messages:?}");
+    for i in messages {
+        assert!(
+            imp[i + 1] == imp[i] && drew[i + 1] == false,
+            "call {i} carried a message and call {} is not its period's: {:?}",
+            i + 1,
+            &imp[i..i + 2]
+        );
+    }
+}
+
 /// A 3 ms sleep on every segment rank 1 receives costs the 8-segment chain
 /// 8 sleeps per call and the flat tree one: the lottery must end on flat.
 #[test]

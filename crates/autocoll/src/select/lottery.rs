@@ -20,7 +20,7 @@
 //! times (least-tried first, one call each).
 //!
 //! A warmed-up candidate's times enter its average clipped at mean + 2σ
-//! (its variance at mean + 4σ), so that the long right tail of call times
+//! (its variance alike), so that the long right tail of call times
 //! (scheduling hiccups) does not make near-equal candidates trade places
 //! at random. Drift: when the
 //! median of a holding period of the best candidate lies more than
@@ -148,27 +148,29 @@ impl Stats {
         self.var_s2.max(0.0).sqrt()
     }
 
-    /// Adds a time. Past warm-up, a time above the average moves the
-    /// average by at most two standard deviations' worth and the variance
-    /// by at most four: call times have a long right tail (a rank
-    /// descheduled, a retransmission) that says little about the
-    /// candidate, and averaging it in raw made the averages of candidates
-    /// a few percent apart cross at random. A lasting slowdown still shows:
-    /// every later time pushes the average up again, and the drift rule
-    /// works on unclipped times.
+    /// Adds a time. Past warm-up, a time above the average counts as at
+    /// most two standard deviations above it: call times have a long right
+    /// tail (a rank descheduled, a retransmission) that says little about
+    /// the candidate, and averaging it in raw made the averages of
+    /// candidates a few percent apart cross at random. A lasting slowdown
+    /// still shows: every later time pushes the average up again, and the
+    /// drift rule works on unclipped times. The variance is clipped alike:
+    /// clipped at four deviations instead, each slow time multiplied it by
+    /// 3.4, so that seven slow times at the end of one period (a slowdown
+    /// that began there) raised the deviation 69-fold and hid the next
+    /// period's slowdown from the drift rule.
     fn add(&mut self, t: f64, w: f64, warm: bool) {
-        let (t_mean, t_var) = if warm {
-            let sd = self.sd().max(0.05 * self.mean_s);
-            (t.min(self.mean_s + 2.0 * sd), t.min(self.mean_s + 4.0 * sd))
+        let t = if warm {
+            t.min(self.mean_s + 2.0 * self.sd().max(0.05 * self.mean_s))
         } else {
-            (t, t)
+            t
         };
         if self.count == 0 || std::mem::take(&mut self.stale) {
-            self.mean_s = t_mean;
+            self.mean_s = t;
             self.var_s2 = 0.0;
         } else {
-            let diff = t_var - self.mean_s;
-            self.mean_s += w * (t_mean - self.mean_s);
+            let diff = t - self.mean_s;
+            self.mean_s += w * diff;
             self.var_s2 = (1.0 - w) * (self.var_s2 + w * diff * diff);
         }
         self.count = self.count.saturating_add(1);
@@ -297,8 +299,12 @@ impl Pool {
         if times.is_empty() || index >= self.candidates.len() {
             return;
         }
-        if Some(index) == best && self.drifted(index, times, p) {
-            self.restart_after_drift(index, times, p);
+        let drifted = match best {
+            Some(b) if b == index => self.drifted(index, times, p),
+            _ => None,
+        };
+        if let Some(changed) = drifted {
+            self.restart_after_drift(index, changed, p);
             return;
         }
         let s = &mut self.candidates[index];
@@ -309,18 +315,24 @@ impl Pool {
         self.update_exclusions(p);
     }
 
-    fn drifted(&self, index: usize, times: &[f64], p: &Params) -> bool {
+    /// The times of a drifted period from which the change shows: all of
+    /// them, or its second half when the change began within it (that
+    /// half's slow times, averaged in, would widen the candidate's
+    /// deviation and hide the change from the next period's check).
+    fn drifted<'t>(&self, index: usize, times: &'t [f64], p: &Params) -> Option<&'t [f64]> {
         let s = &self.candidates[index];
         if s.count < p.min_tries {
-            return false;
+            return None;
         }
-        // The median, not the mean: one hiccup in a period is not a change.
-        let mut sorted = times.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        let typical = sorted[sorted.len() / 2];
         let floor = 0.02 * s.mean_s; // timers and scheduling jitter
-        typical > s.mean_s + p.drift_sigmas * s.sd().max(floor)
-            && typical > p.drift_ratio * s.mean_s
+        // The median, not the mean: one hiccup in a period is not a change.
+        let changed = |part: &[f64]| {
+            let typical = median(part);
+            typical > s.mean_s + p.drift_sigmas * s.sd().max(floor)
+                && typical > p.drift_ratio * s.mean_s
+        };
+        let late = &times[times.len() / 2..];
+        [times, late].into_iter().find(|part| changed(part))
     }
 
     fn restart_after_drift(&mut self, index: usize, times: &[f64], p: &Params) {
@@ -490,6 +502,14 @@ impl Pool {
         self.periods += 1;
         self.queued = rest.iter().copied().collect();
     }
+}
+
+/// The median of `times` (not empty).
+fn median(times: &[f64]) -> f64 {
+    let mut sorted = times.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    (sorted[(n - 1) / 2] + sorted[n / 2]) / 2.0
 }
 
 /// A small, seedable generator (xorshift64*): draws must be reproducible.

@@ -311,3 +311,48 @@ fn a_slowdown_late_in_a_period_still_counts_as_drift_of_the_current_choice() {
         "exploration resumes with a warm-up of the other candidate: {draws:?}"
     );
 }
+
+/// The best's times around 5 s (±6%), then 20 s from late in one period.
+fn settled_on_five(l: &mut Pool, p: &Params) {
+    let fives: Vec<f64> = (0..20).map(|i| if i % 2 == 0 { 4.7 } else { 5.3 }).collect();
+    l.settle(0, &fives, p);
+    l.settle(1, &[9.0; 5], p);
+    assert_eq!(l.best(), Some(0));
+}
+
+#[test]
+fn a_slowdown_that_begins_late_in_a_period_shows_in_the_next() {
+    let p = Params::default();
+    let mut l = Pool::new(candidates(2));
+    settled_on_five(&mut l, &p);
+    // Seven slow times end a period of 31, too few to move its median.
+    let mut first = vec![5.0; 24];
+    first.extend([20.0; 7]);
+    l.settle(0, &first, &p);
+    assert_eq!(l.candidates[1].count, 5, "no drift seen yet");
+    // They widened the deviation 1.44-fold each; clipped at 4σ it was
+    // 3.4-fold, and this period went unseen.
+    l.settle(0, &[20.0; 31], &p);
+    assert_eq!(
+        l.candidates[1].count, 1,
+        "the drift rule cut the other's count: sd {} mean {}",
+        l.candidates[0].sd(),
+        l.candidates[0].mean_s
+    );
+}
+
+#[test]
+fn a_slowdown_over_a_period_s_last_third_is_drift_from_there() {
+    let p = Params::default();
+    let mut l = Pool::new(candidates(2));
+    settled_on_five(&mut l, &p);
+    let mut period = vec![5.0; 20];
+    period.extend([20.0; 12]);
+    l.settle(0, &period, &p);
+    assert_eq!(l.candidates[1].count, 1, "drift: the other is tried again");
+    assert!(
+        l.candidates[0].mean_s > 15.0,
+        "the average restarts from the slow times only: {}",
+        l.candidates[0].mean_s
+    );
+}
