@@ -257,7 +257,10 @@ fn issue6_every_draw_message_is_followed_by_a_call_the_lottery_learns_from() {
     let drew = lottery["drew"].as_array().unwrap();
     let imp = lottery["impl"].as_array().unwrap();
     let messages: Vec<usize> = (0..drew.len() - 1).filter(|&i| drew[i] == true).collect();
-    assert!(messages.len() >= 3, "warm-up and lottery draws: {messages:?}");
+    assert!(
+        messages.len() >= 3,
+        "warm-up and lottery draws: {messages:?}"
+    );
     for i in messages {
         assert!(
             imp[i + 1] == imp[i] && drew[i + 1] == false,

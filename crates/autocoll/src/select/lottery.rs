@@ -325,7 +325,7 @@ impl Pool {
             return None;
         }
         let floor = 0.02 * s.mean_s; // timers and scheduling jitter
-        // The median, not the mean: one hiccup in a period is not a change.
+                                     // The median, not the mean: one hiccup in a period is not a change.
         let changed = |part: &[f64]| {
             let typical = median(part);
             typical > s.mean_s + p.drift_sigmas * s.sd().max(floor)

@@ -314,7 +314,9 @@ fn a_slowdown_late_in_a_period_still_counts_as_drift_of_the_current_choice() {
 
 /// The best's times around 5 s (±6%), then 20 s from late in one period.
 fn settled_on_five(l: &mut Pool, p: &Params) {
-    let fives: Vec<f64> = (0..20).map(|i| if i % 2 == 0 { 4.7 } else { 5.3 }).collect();
+    let fives: Vec<f64> = (0..20)
+        .map(|i| if i % 2 == 0 { 4.7 } else { 5.3 })
+        .collect();
     l.settle(0, &fives, p);
     l.settle(1, &[9.0; 5], p);
     assert_eq!(l.best(), Some(0));
@@ -334,7 +336,8 @@ fn a_slowdown_that_begins_late_in_a_period_shows_in_the_next() {
     // 3.4-fold, and this period went unseen.
     l.settle(0, &[20.0; 31], &p);
     assert_eq!(
-        l.candidates[1].count, 1,
+        l.candidates[1].count,
+        1,
         "the drift rule cut the other's count: sd {} mean {}",
         l.candidates[0].sd(),
         l.candidates[0].mean_s
