@@ -28,7 +28,8 @@
 //! long-run average, conditions have changed: the candidate's average is
 //! restarted from the new times, every other candidate's count is cut to one
 //! (its average is stale), and exclusions are lifted, so a new warm-up and
-//! exploration resume.
+//! exploration resume. A period whose last third or more is that slow
+//! counts too, from its slow half.
 //!
 //! This module is pure: no clock, no I/O, a seeded generator. The
 //! communicator supplies the times and carries the draws between ranks.
