@@ -28,8 +28,8 @@
 //! long-run average, conditions have changed: the candidate's average is
 //! restarted from the new times, every other candidate's count is cut to one
 //! (its average is stale), and exclusions are lifted, so a new warm-up and
-//! exploration resume. A period whose last third or more is that slow
-//! counts too, from its slow half.
+//! exploration resume. A period that is that slow over more than its last
+//! quarter counts too (the median of its second half), from that half.
 //!
 //! This module is pure: no clock, no I/O, a seeded generator. The
 //! communicator supplies the times and carries the draws between ranks.

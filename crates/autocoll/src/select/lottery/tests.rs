@@ -332,8 +332,8 @@ fn a_slowdown_that_begins_late_in_a_period_shows_in_the_next() {
     first.extend([20.0; 7]);
     l.settle(0, &first, &p);
     assert_eq!(l.candidates[1].count, 5, "no drift seen yet");
-    // They widened the deviation 1.44-fold each; clipped at 4σ it was
-    // 3.4-fold, and this period went unseen.
+    // Clipped at 2σ, each multiplies the variance by 1.44 at most;
+    // clipped at 4σ it was 3.4, and this period went unseen.
     l.settle(0, &[20.0; 31], &p);
     assert_eq!(
         l.candidates[1].count,
@@ -345,7 +345,7 @@ fn a_slowdown_that_begins_late_in_a_period_shows_in_the_next() {
 }
 
 #[test]
-fn a_slowdown_over_a_period_s_last_third_is_drift_from_there() {
+fn a_slowdown_over_the_last_part_of_a_period_is_drift_from_there() {
     let p = Params::default();
     let mut l = Pool::new(candidates(2));
     settled_on_five(&mut l, &p);
