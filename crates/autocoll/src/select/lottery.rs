@@ -325,8 +325,9 @@ impl Pool {
         if s.count < p.min_tries {
             return None;
         }
-        let floor = 0.02 * s.mean_s; // timers and scheduling jitter
-                                     // The median, not the mean: one hiccup in a period is not a change.
+        // Timers and scheduling jitter.
+        let floor = 0.02 * s.mean_s;
+        // The median, not the mean: one hiccup in a period is not a change.
         let changed = |part: &[f64]| {
             let typical = median(part);
             typical > s.mean_s + p.drift_sigmas * s.sd().max(floor)
