@@ -281,6 +281,102 @@ fn adapt_disturbed_by_a_local_delay_moves_the_lottery() {
     assert_eq!(r["lottery"]["final_impl"], "bcast:flat");
 }
 
+fn replay(file: &Path, extra: &[&str]) -> std::process::Output {
+    autocoll()
+        .args(["adapt", "--replay"])
+        .arg(file)
+        .args(extra)
+        .output()
+        .expect("autocoll runs")
+}
+
+/// The replay charges each lottery call the recorded time of its
+/// candidate's call in the same round, plus the draw message's cost after
+/// a message, and draws the same way every time.
+#[test]
+fn adapt_replay_runs_the_lottery_over_the_recorded_series() {
+    let dir = tempdir("adapt-replay");
+    let recorded = adapt(&dir, &["--calls", "120", "--seed", "7"]);
+    let out_json = dir.join("replayed.json");
+    let out = replay(&dir.join("a.json"), &["--json", out_json.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out_json).unwrap()).unwrap();
+    assert_eq!(r["schema"], "autocoll.adapt/1");
+    assert_eq!(r["candidates"], recorded["candidates"]);
+    assert_eq!(r["per_call"]["fixed"], recorded["per_call"]["fixed"]);
+    let cost = r["replay"]["draw_message_s"].as_f64().unwrap();
+    assert!(cost >= 0.0);
+    let fixed: std::collections::HashMap<&str, Vec<f64>> = r["per_call"]["fixed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["impl"].as_str().unwrap(),
+                serde_json::from_value(f["s"].clone()).unwrap(),
+            )
+        })
+        .collect();
+    let lottery = &r["per_call"]["lottery"];
+    let times = lottery["s"].as_array().unwrap();
+    assert_eq!(times.len(), 120);
+    for (k, t) in times.iter().enumerate() {
+        let imp = lottery["impl"][k].as_str().unwrap();
+        let extra = if lottery["drew"][k] == true {
+            cost
+        } else {
+            0.0
+        };
+        let want = fixed[imp][k] + extra;
+        assert!(
+            (t.as_f64().unwrap() - want).abs() < 1e-12,
+            "call {k}: {t} against {want}"
+        );
+    }
+    let again_json = dir.join("again.json");
+    let again = replay(
+        &dir.join("a.json"),
+        &["--json", again_json.to_str().unwrap()],
+    );
+    assert!(again.status.success());
+    let again: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&again_json).unwrap()).unwrap();
+    assert_eq!(again["per_call"]["lottery"], r["per_call"]["lottery"]);
+}
+
+#[test]
+fn adapt_replay_names_what_is_wrong_with_its_file() {
+    let dir = tempdir("adapt-replay-bad");
+    let mut recorded = adapt(&dir, &["--calls", "40"]);
+    let foreign = dir.join("foreign.json");
+    std::fs::write(&foreign, r#"{"schema": "autocoll.bench/1"}"#).unwrap();
+    let out = replay(&foreign, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("foreign.json") && err.contains("schema"),
+        "{err}"
+    );
+    recorded["per_call"]["fixed"][1]["s"]
+        .as_array_mut()
+        .unwrap()
+        .truncate(10);
+    let short = dir.join("short.json");
+    std::fs::write(&short, recorded.to_string()).unwrap();
+    let out = replay(&short, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("short.json: run 1") && err.contains("has 10 calls, the lottery 40"),
+        "{err}"
+    );
+}
+
 fn tempdir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("autocoll-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

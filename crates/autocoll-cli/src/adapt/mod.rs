@@ -42,6 +42,8 @@ use crate::cluster::spec::Rate;
 use crate::launch::{self, Placement};
 use crate::Failure;
 
+mod replay;
+
 /// Rank 0 of a tcp run hands its trace to the launching process on a line
 /// that starts with this.
 const REPORT_LINE: &[u8] = b"@autocoll-adapt ";
@@ -61,8 +63,8 @@ const WARMUP: usize = 5;
 #[derive(clap::Args)]
 pub struct Args {
     /// The collective.
-    #[arg(long)]
-    op: String,
+    #[arg(long, required_unless_present = "replay")]
+    op: Option<String>,
     /// Ranks.
     #[arg(short = 'n', default_value_t = 4)]
     ranks: usize,
@@ -113,6 +115,14 @@ pub struct Args {
     /// Draw per-call times (Figure 8a) and their distribution (8b) as SVG.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Run no calls: replay the fixed series recorded in FILE (a --json of
+    /// this command) through the lottery. Each lottery call takes the time
+    /// its candidate's recorded call took in the same round, plus the
+    /// run's recorded cost of a draw message on a call that follows one;
+    /// --seeds N replays every run N times (seeds: the run's, +1, …).
+    /// Tunes the scheduler (--alpha) against a machine's own noise.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["op", "imp", "state", "disturb", "transport", "seed"])]
+    replay: Option<PathBuf>,
 }
 
 /// How the run is disturbed halfway.
@@ -161,6 +171,9 @@ struct Trace {
 }
 
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
+    if let Some(path) = &a.replay {
+        return replay::run(path, &a);
+    }
     let setup = setup_of(&a)?;
     crate::bench::refuse_mpi("adapt", a.transport)?;
     crate::bench::check_placement(a.transport, &a.placement)?;
@@ -185,20 +198,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         .zip(setup.seed..)
         .map(|(trace, seed)| analyse(&setup, a.ranks, trace, seed))
         .collect();
-    let doc = if let [one] = &reports[..] {
-        print_report(one);
-        one.clone()
-    } else {
-        let summary = spread(&reports);
-        print_spread(&reports, &summary);
-        json!({"schema": "autocoll.adapt-seeds/1", "summary": summary, "runs": reports})
-    };
-    if let Some(path) = &a.json {
-        let text = serde_json::to_vec_pretty(&doc).expect("JSON of plain data");
-        autocoll::files::write_atomic(path, &text)
-            .context("writing --json")
-            .map_err(Failure::Run)?;
-    }
+    report(&a, &reports)?;
     if let (Some(path), [trace]) = (&a.plot, &traces[..]) {
         let names: Vec<String> = setup.candidates.iter().map(|c| c.to_string()).collect();
         let svg = crate::plot::adapt_svg(&names, &trace.fixed, &trace.lottery)
@@ -210,9 +210,32 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Prints the runs (one, or their spread) and writes `--json`.
+fn report(a: &Args, reports: &[serde_json::Value]) -> Result<(), Failure> {
+    let doc = if let [one] = reports {
+        print_report(one);
+        one.clone()
+    } else {
+        let summary = spread(reports);
+        print_spread(reports, &summary);
+        json!({"schema": "autocoll.adapt-seeds/1", "summary": summary, "runs": reports})
+    };
+    if let Some(path) = &a.json {
+        let text = serde_json::to_vec_pretty(&doc).expect("JSON of plain data");
+        autocoll::files::write_atomic(path, &text)
+            .context("writing --json")
+            .map_err(Failure::Run)?;
+    }
+    Ok(())
+}
+
 fn setup_of(a: &Args) -> Result<Setup, Failure> {
     let usage = |m: String| Failure::Usage(m);
-    let op: Collective = a.op.parse().map_err(|e| usage(format!("--op: {e}")))?;
+    let op: Collective =
+        a.op.as_deref()
+            .unwrap_or_default()
+            .parse()
+            .map_err(|e| usage(format!("--op: {e}")))?;
     let bytes = effective_bytes(
         op,
         parse_bytes(&a.bytes).map_err(|e| usage(format!("--bytes: {e}")))?,
@@ -865,25 +888,30 @@ fn analyse(s: &Setup, ranks: usize, t: &Trace, seed: u64) -> serde_json::Value {
         },
     });
     if let Some(d) = &s.disturb {
-        let at = s.calls / 2;
-        let after: Vec<f64> = t
-            .fixed
-            .iter()
-            .map(|xs| Summary::of(&xs[at..]).mean)
-            .collect();
-        let best = (0..after.len())
-            .min_by(|&a, &b| after[a].total_cmp(&after[b]))
-            .expect("at least one candidate");
-        let on_best = settled_at(&t.chosen, &names[best], at).map(|c| c - at);
-        doc["disturb"] = json!({
-            "spec": format!("{d:?}"),
-            "at_call": at + 1,
-            "best_after": names[best],
-            "best_after_mean_s": after[best],
-            "lottery_on_best_after_calls": on_best,
-        });
+        doc["disturb"] = disturbance(&names, t, format!("{d:?}"));
     }
     doc
+}
+
+/// How the lottery followed a disturbance that began halfway (`spec`).
+fn disturbance(names: &[String], t: &Trace, spec: String) -> serde_json::Value {
+    let at = t.lottery.len() / 2;
+    let after: Vec<f64> = t
+        .fixed
+        .iter()
+        .map(|xs| Summary::of(&xs[at..]).mean)
+        .collect();
+    let best = (0..after.len())
+        .min_by(|&a, &b| after[a].total_cmp(&after[b]))
+        .expect("at least one candidate");
+    let on_best = settled_at(&t.chosen, &names[best], at).map(|c| c - at);
+    json!({
+        "spec": spec,
+        "at_call": at + 1,
+        "best_after": names[best],
+        "best_after_mean_s": after[best],
+        "lottery_on_best_after_calls": on_best,
+    })
 }
 
 fn print_report(r: &serde_json::Value) {
