@@ -288,6 +288,26 @@ fn a_resumed_pool_skips_the_warm_up_and_leaves_out_what_was_far_behind() {
     assert_eq!(tried, [3, 3, 3], "only the new candidate is warmed up");
 }
 
+/// What an earlier run saved is a start, worth a warm-up's tries: this
+/// run's own times must move it as they would move a fresh average.
+#[test]
+fn issue6_a_resumed_average_follows_this_runs_times() {
+    let p = Params::default();
+    let mut earlier = Pool::new(candidates(2));
+    earlier.settle(0, &[0.5, 1.5].repeat(400), &p);
+    earlier.settle(1, &[1.2; 3], &p);
+    assert_eq!(earlier.candidates[0].count, 800);
+
+    let mut l = Pool::new(candidates(2));
+    l.resume(&earlier.candidates, &p);
+    assert_eq!(l.candidates[0].count, p.min_tries);
+    l.settle(0, &[2.0; 5], &p);
+    let mean = l.candidates[0].mean_s;
+    // Counted as its 800 times, five new ones moved it to about 1.2.
+    assert!(mean > 1.5, "the average stayed at {mean}");
+    assert_eq!(l.best(), Some(1), "the other is now ahead");
+}
+
 #[test]
 fn a_slowdown_late_in_a_period_still_counts_as_drift_of_the_current_choice() {
     let p = Params::default();
