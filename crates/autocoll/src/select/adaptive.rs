@@ -16,6 +16,7 @@
 //! message per two periods, and a reduction to rank 0 rather than an
 //! allreduce (P·log2 P messages) that would let every rank learn.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
@@ -166,20 +167,21 @@ impl Lottery {
     }
 
     fn pool(&mut self, key: Key, bytes: usize) -> Result<&mut Pool> {
-        if !self.pools.contains_key(&key) {
-            let mut pool = Pool::new((self.candidates)(key.op, key.ranks, bytes));
-            if pool.candidates.is_empty() {
-                return Err(Error::Config(format!(
-                    "the lottery has no candidates for {} at {bytes} bytes",
-                    key.op
-                )));
-            }
-            if let Some(known) = self.prior.get(&key) {
-                pool.resume(known, &self.params);
-            }
-            self.pools.insert(key, pool);
+        let slot = match self.pools.entry(key) {
+            Entry::Occupied(pool) => return Ok(pool.into_mut()),
+            Entry::Vacant(slot) => slot,
+        };
+        let mut pool = Pool::new((self.candidates)(key.op, key.ranks, bytes));
+        if pool.candidates.is_empty() {
+            return Err(Error::Config(format!(
+                "the lottery has no candidates for {} at {bytes} bytes",
+                key.op
+            )));
         }
-        Ok(self.pools.get_mut(&key).expect("inserted above"))
+        if let Some(known) = self.prior.get(&key) {
+            pool.resume(known, &self.params);
+        }
+        Ok(slot.insert(pool))
     }
 }
 
