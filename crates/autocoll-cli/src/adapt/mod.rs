@@ -121,7 +121,7 @@ pub struct Args {
     /// run's recorded cost of a draw message on a call that follows one;
     /// --seeds N replays every run N times (seeds: the run's, +1, …).
     /// Tunes the scheduler (--alpha) against a machine's own noise.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["op", "imp", "state", "disturb", "transport", "seed"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["op", "ranks", "bytes", "calls", "imp", "root", "state", "disturb", "transport", "seed", "timeout"])]
     replay: Option<PathBuf>,
 }
 

@@ -61,7 +61,8 @@ pub struct Params {
     pub alpha: f64,
     /// How the rest is spread.
     pub policy: Policy,
-    /// Weight of a new time in the exponential averages.
+    /// Weight of a new time in the exponential averages, once a candidate
+    /// has `1/weight` times (before, each weighs 1/count: a plain mean).
     pub weight: f64,
     /// Tries of every candidate before any is left out.
     pub min_tries: u32,
