@@ -290,6 +290,25 @@ fn replay(file: &Path, extra: &[&str]) -> std::process::Output {
         .expect("autocoll runs")
 }
 
+/// A successful replay of `file`, read back from its `--json`.
+fn replayed(file: &Path, json: &Path) -> serde_json::Value {
+    let out = replay(file, &["--json", json.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+}
+
+/// What a replay of `file` that must fail (exit 1) says.
+fn replay_error(file: &Path) -> String {
+    let out = replay(file, &[]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    err
+}
+
 /// The replay charges each lottery call the recorded time of its
 /// candidate's call in the same round, plus the draw message's cost after
 /// a message, and draws the same way every time.
@@ -297,15 +316,7 @@ fn replay(file: &Path, extra: &[&str]) -> std::process::Output {
 fn adapt_replay_runs_the_lottery_over_the_recorded_series() {
     let dir = tempdir("adapt-replay");
     let recorded = adapt(&dir, &["--calls", "120", "--seed", "7"]);
-    let out_json = dir.join("replayed.json");
-    let out = replay(&dir.join("a.json"), &["--json", out_json.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out_json).unwrap()).unwrap();
+    let r = replayed(&dir.join("a.json"), &dir.join("replayed.json"));
     assert_eq!(r["schema"], "autocoll.adapt/1");
     assert_eq!(r["candidates"], recorded["candidates"]);
     assert_eq!(r["per_call"]["fixed"], recorded["per_call"]["fixed"]);
@@ -338,14 +349,7 @@ fn adapt_replay_runs_the_lottery_over_the_recorded_series() {
             "call {k}: {t} against {want}"
         );
     }
-    let again_json = dir.join("again.json");
-    let again = replay(
-        &dir.join("a.json"),
-        &["--json", again_json.to_str().unwrap()],
-    );
-    assert!(again.status.success());
-    let again: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&again_json).unwrap()).unwrap();
+    let again = replayed(&dir.join("a.json"), &dir.join("again.json"));
     assert_eq!(again["per_call"]["lottery"], r["per_call"]["lottery"]);
 }
 
@@ -355,9 +359,7 @@ fn adapt_replay_names_what_is_wrong_with_its_file() {
     let mut recorded = adapt(&dir, &["--calls", "40"]);
     let foreign = dir.join("foreign.json");
     std::fs::write(&foreign, r#"{"schema": "autocoll.bench/1"}"#).unwrap();
-    let out = replay(&foreign, &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let err = replay_error(&foreign);
     assert!(
         err.contains("foreign.json") && err.contains("schema"),
         "{err}"
@@ -368,9 +370,7 @@ fn adapt_replay_names_what_is_wrong_with_its_file() {
         .truncate(10);
     let short = dir.join("short.json");
     std::fs::write(&short, recorded.to_string()).unwrap();
-    let out = replay(&short, &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let err = replay_error(&short);
     assert!(
         err.contains("short.json: run 1") && err.contains("has 10 calls, the lottery 40"),
         "{err}"

@@ -252,12 +252,7 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
     if a.calls < 2 {
         return Err(usage("--calls must be at least 2".into()));
     }
-    if !(a.alpha > 0.0 && a.alpha < 1.0) {
-        return Err(usage(format!(
-            "--alpha {} must lie strictly between 0 and 1",
-            a.alpha
-        )));
-    }
+    let params = params_of(a)?;
     let candidates = match &a.imp {
         Some(text) => crate::args::impls(text)?.unwrap_or_else(|| paper_trees(op, bytes)),
         None => paper_trees(op, bytes),
@@ -281,9 +276,6 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
                 .into(),
         ));
     }
-    if a.seeds == 0 {
-        return Err(usage("--seeds: at least 1".into()));
-    }
     if a.seeds > 1 && a.plot.is_some() {
         return Err(usage("--plot draws one run: leave out --seeds".into()));
     }
@@ -293,15 +285,30 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
         root: a.root,
         calls: a.calls,
         candidates,
-        params: Params {
-            alpha: a.alpha,
-            ..Params::default()
-        },
+        params,
         seed: a.seed,
         seeds: a.seeds,
         state: a.state.clone(),
         disturb,
         timeout: Duration::from_secs(a.timeout),
+    })
+}
+
+/// The lottery's parameters (`--alpha`), after checking them and
+/// `--seeds`, which live runs and replays share.
+fn params_of(a: &Args) -> Result<Params, Failure> {
+    if !(a.alpha > 0.0 && a.alpha < 1.0) {
+        return Err(Failure::Usage(format!(
+            "--alpha {} must lie strictly between 0 and 1",
+            a.alpha
+        )));
+    }
+    if a.seeds == 0 {
+        return Err(Failure::Usage("--seeds: at least 1".into()));
+    }
+    Ok(Params {
+        alpha: a.alpha,
+        ..Params::default()
     })
 }
 
@@ -388,6 +395,14 @@ fn run_local(p: usize, setup: &Setup) -> Result<Vec<Trace>, Failure> {
 }
 
 impl Setup {
+    /// The lottery this setup runs: its parameters, seed and candidates (a
+    /// replay builds the very same one).
+    fn lottery(&self) -> Lottery {
+        let candidates = self.candidates.clone();
+        Lottery::new(self.params.clone(), self.seed)
+            .with_candidates(move |_, _, _| candidates.clone())
+    }
+
     /// This setup once per seed of `--seeds`.
     fn each_seed(&self) -> impl Iterator<Item = Setup> + '_ {
         (0..self.seeds).map(|k| Setup {
@@ -475,6 +490,21 @@ impl Log {
             best: None,
             restored: false,
         }
+    }
+}
+
+impl Logged {
+    /// `inner`, noting each call in a log with room for `calls` up front
+    /// (the log grows inside the timed calls).
+    fn new(inner: Lottery, calls: usize) -> (Self, Arc<Mutex<Log>>) {
+        let mut log = Log::with_capacity(calls);
+        log.restored = inner.restored();
+        let log = Arc::new(Mutex::new(log));
+        let logged = Logged {
+            inner,
+            log: log.clone(),
+        };
+        (logged, log)
     }
 }
 
@@ -603,21 +633,13 @@ impl Order {
 }
 
 fn install_lottery(comm: &mut Communicator, s: &Setup) -> Arc<Mutex<Log>> {
-    let candidates = s.candidates.clone();
-    let mut lottery =
-        Lottery::new(s.params.clone(), s.seed).with_candidates(move |_, _, _| candidates.clone());
+    let mut lottery = s.lottery();
     if let Some(path) = &s.state {
         let fingerprint = Fingerprint::new(&comm.hosts(), comm.transport_kind());
         lottery = lottery.with_store(Store::new(path, fingerprint, comm.rank() == 0));
     }
-    // Room for every call up front: the log grows inside the timed calls.
-    let mut log = Log::with_capacity(s.calls);
-    log.restored = lottery.restored();
-    let log = Arc::new(Mutex::new(log));
-    comm.set_selector(Box::new(Logged {
-        inner: lottery,
-        log: log.clone(),
-    }));
+    let (logged, log) = Logged::new(lottery, s.calls);
+    comm.set_selector(Box::new(logged));
     log
 }
 

@@ -13,18 +13,17 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
-use autocoll::measure::stats::Summary;
+use autocoll::measure::stats::median;
 use autocoll::select::lottery::Params;
-use autocoll::select::{Group, Lottery};
+use autocoll::select::Group;
 use autocoll::{Collective, Implementation, Selector};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{analyse, disturbance, report, Args, Log, Logged, Setup, Trace};
+use super::{analyse, disturbance, params_of, report, Args, Logged, Setup, Trace};
 use crate::Failure;
 
 /// What the replay reads of a recorded run (`autocoll.adapt/1`).
@@ -87,25 +86,13 @@ impl Group for Replayed {
 /// Replays every run of `path` (`--seeds` times each) and reports them as
 /// `adapt` reports live runs.
 pub fn run(path: &Path, a: &Args) -> Result<ExitCode, Failure> {
-    if !(a.alpha > 0.0 && a.alpha < 1.0) {
-        return Err(Failure::Usage(format!(
-            "--alpha {} must lie strictly between 0 and 1",
-            a.alpha
-        )));
-    }
-    if a.seeds == 0 {
-        return Err(Failure::Usage("--seeds: at least 1".into()));
-    }
+    let params = params_of(a)?;
     if a.plot.is_some() {
         return Err(Failure::Usage(
             "--plot draws a live run: leave it out of --replay".into(),
         ));
     }
     let runs = load(path).map_err(Failure::Run)?;
-    let params = Params {
-        alpha: a.alpha,
-        ..Params::default()
-    };
     let mut reports = Vec::new();
     for (i, r) in runs.iter().enumerate() {
         for seed in (r.seed..).take(a.seeds as usize) {
@@ -191,7 +178,7 @@ fn draw_cost(l: &LotteryCalls) -> f64 {
     if after.is_empty() || others.is_empty() {
         return 0.0;
     }
-    (Summary::of(&after).median - Summary::of(&others).median).max(0.0)
+    (median(&after) - median(&others)).max(0.0)
 }
 
 /// One replay of `r` with the lottery seeded by `seed`, as a report.
@@ -230,14 +217,7 @@ fn replay(r: &Recorded, params: &Params, seed: u64) -> anyhow::Result<serde_json
 
 /// Runs the lottery over the recorded rounds.
 fn drive(r: &Recorded, s: &Setup, message: f64) -> anyhow::Result<Trace> {
-    let candidates = s.candidates.clone();
-    let lottery =
-        Lottery::new(s.params.clone(), s.seed).with_candidates(move |_, _, _| candidates.clone());
-    let log = Arc::new(Mutex::new(Log::with_capacity(s.calls)));
-    let mut selector = Logged {
-        inner: lottery,
-        log: log.clone(),
-    };
+    let (mut selector, log) = Logged::new(s.lottery(), s.calls);
     let mut group = Replayed { ranks: r.ranks };
     let mut times = Vec::with_capacity(s.calls);
     let mut clock = 0u64;

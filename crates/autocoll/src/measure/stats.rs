@@ -98,6 +98,16 @@ pub fn rse(xs: &[f64]) -> f64 {
     (stddev(xs) / (xs.len() as f64).sqrt() / m).abs()
 }
 
+/// The median of `xs` (NaN when empty).
+pub fn median(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    let mut sorted = xs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    median_sorted(&sorted)
+}
+
 fn median_sorted(sorted: &[f64]) -> f64 {
     let n = sorted.len();
     if n % 2 == 1 {
@@ -158,6 +168,13 @@ mod tests {
         assert!(close(rse(&[1.0, 3.0]), 2f64.sqrt() / 2f64.sqrt() / 2.0));
         assert_eq!(rse(&[5.0]), f64::INFINITY);
         assert_eq!(stddev(&[5.0]), 0.0);
+    }
+
+    #[test]
+    fn median_takes_the_middle_or_the_mean_of_the_two_middles() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&[]).is_nan());
     }
 
     #[test]

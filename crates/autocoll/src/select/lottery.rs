@@ -11,7 +11,8 @@
 //! (its proposal). Once every candidate has been tried `min_tries` times, a
 //! candidate whose average is more than two standard deviations above the
 //! best (deviations of the difference between its times and the best's,
-//! σ = √(σ_best² + σ_candidate²)) is left out of exploration; after `readmit_after` calls it gets one
+//! σ = √(σ_best² + σ_candidate²)) is left out of exploration; after
+//! `readmit_after` calls it gets one
 //! trial whose time replaces its stale average (one bad first impression,
 //! say over cold connections, must not keep a fast candidate out for good),
 //! and each time it is left out again the wait doubles, so that a truly
@@ -43,6 +44,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::adaptive::{default_candidates, Key};
 use super::Implementation;
+use crate::measure::stats::median;
 
 /// How the tickets that the best candidate does not hold are spread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -525,14 +527,6 @@ impl Pool {
         self.periods += 1;
         self.queued = rest.iter().copied().collect();
     }
-}
-
-/// The median of `times` (not empty).
-fn median(times: &[f64]) -> f64 {
-    let mut sorted = times.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    (sorted[(n - 1) / 2] + sorted[n / 2]) / 2.0
 }
 
 /// A small, seedable generator (xorshift64*): draws must be reproducible.
