@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use autocoll::comm::tcp::{setup, wire::Token, Config, Tcp};
 use autocoll::launch::{self, Job, Stream};
+use autocoll::measure::stats::median;
 use autocoll::Communicator;
 use bytes::Bytes;
 
@@ -62,12 +63,7 @@ fn compare(bytes: usize, iters: usize) -> (f64, f64) {
         plain.push(plain_round(&mut a, &mut b, bytes, iters));
         ours.push(autocoll_round(&mut c0, &mut c1, bytes, iters));
     }
-    (median(plain), median(ours))
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    (median(&plain), median(&ours))
 }
 
 fn plain_pair() -> (TcpStream, TcpStream) {
