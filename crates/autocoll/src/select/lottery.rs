@@ -5,7 +5,9 @@
 //! keeps, for every candidate implementation, an exponential average of its
 //! time, an exponential variance and a count (the first `1/weight` times
 //! are averaged plainly, so neither leans on the first time nor starts from
-//! a variance of zero). At each draw the candidate
+//! a variance of zero; at the default weight, 0.002, that is a run's first
+//! 500 times, so within a run the averages are long-run means, and the
+//! drift rule, not the weight, follows a change). At each draw the candidate
 //! with the best average holds a share α of the tickets and the others split
 //! the rest, uniformly (the paper) or in inverse proportion to their average
 //! (its proposal). Once every candidate has been tried `min_tries` times, a
@@ -65,6 +67,16 @@ pub struct Params {
     pub policy: Policy,
     /// Weight of a new time in the exponential averages, once a candidate
     /// has `1/weight` times (before, each weighs 1/count: a plain mean).
+    ///
+    /// Small (0.002), because the best candidate runs ~25 calls a period
+    /// and the others 2–3 calls every few hundred: at 0.05 the best's
+    /// average was its last period, the others' spanned the whole run. On
+    /// 4 processes on 2 cores, whose two states come and go every 100–500
+    /// calls and reorder the trees, one period in the best's bad state then
+    /// handed the lead to a tree measured across both, and the lead went
+    /// back and forth (320 interleaved runs: settled within the bound in
+    /// 87 at 0.05, 180 at 0.002). Changes of 25% and more are the drift
+    /// rule's, which restarts the averages.
     pub weight: f64,
     /// Tries of every candidate before any is left out.
     pub min_tries: u32,
@@ -103,7 +115,7 @@ impl Default for Params {
         Params {
             alpha: 0.8,
             policy: Policy::Uniform,
-            weight: 0.05,
+            weight: 0.002,
             min_tries: 3,
             readmit_after: 200,
             ttl_scale: 30.0,
@@ -246,10 +258,11 @@ impl Pool {
     /// run that first repeated those tries spent them on the slowest
     /// candidates (on the emulated cluster, four calls at 2.3× the best
     /// among its first 50). No more: averages start plain for `1/weight`
-    /// times, so an earlier run's whole count made this run's times move
-    /// them by 5% each, and on 4 threads, where the trees are 1–3% apart,
-    /// 20-run chains with a state kept the mean within 1.10 in 66 of 100
-    /// runs against 73 (the first 50 calls within 1.10: 65 of 95 against 69).
+    /// times, so an earlier run's whole count left this run's times little
+    /// say (at weight 0.05 and counts of 800, 5% each; on 4 threads, where
+    /// the trees are 1–3% apart, 20-run chains with a state then kept the
+    /// mean within 1.10 in 66 of 100 runs against 73, and the first 50
+    /// calls within 1.10 in 65 of 95 against 69).
     /// Candidates that are far behind are left out from the first draw, as
     /// they would be after this run's first times.
     pub fn resume(&mut self, known: &[Stats], p: &Params) {

@@ -407,3 +407,25 @@ fn issue6_three_noisy_tries_do_not_leave_out_the_fastest() {
         "the fastest was left out in {left_out} of 200 pools"
     );
 }
+
+/// The best runs ~25 calls a period, the others 2–3 calls now and then:
+/// with a short memory (weight 0.05) the best's average was its last
+/// period while a rival's spanned the run, and one period in a slow state
+/// of the machine (4 processes on 2 cores have two, each lasting 100–500
+/// calls) handed the lead to a tree that is slower over the run.
+#[test]
+fn issue6_one_slow_period_does_not_hand_the_lead_to_a_slower_tree() {
+    let p = Params::default();
+    let mut l = Pool::new(candidates(2));
+    l.settle(0, &[0.9, 1.1].repeat(250), &p);
+    l.settle(1, &[0.98, 1.08].repeat(10), &p);
+    assert_eq!(l.best(), Some(0));
+    // 8% slower: well within the drift rule's 25%, so no restart.
+    l.settle(0, &[1.08; 25], &p);
+    let (best, rival) = (l.candidates[0].mean_s, l.candidates[1].mean_s);
+    assert_eq!(
+        l.best(),
+        Some(0),
+        "one slow period put the best's average at {best:.3}, above the rival's {rival:.3}"
+    );
+}
