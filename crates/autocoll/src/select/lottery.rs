@@ -6,8 +6,9 @@
 //! time, an exponential variance and a count (the first `1/weight` times
 //! are averaged plainly, so neither leans on the first time nor starts from
 //! a variance of zero; at the default weight, 0.002, that is a run's first
-//! 500 times, so within a run the averages are long-run means, and the
-//! drift rule, not the weight, follows a change). At each draw the candidate
+//! 500 times, so within a run the averages are long-run means: the drift
+//! rule follows a change of 25% or more, a smaller lasting one shows after
+//! a few hundred calls). At each draw the candidate
 //! with the best average holds a share α of the tickets and the others split
 //! the rest, uniformly (the paper) or in inverse proportion to their average
 //! (its proposal). Once every candidate has been tried `min_tries` times, a
