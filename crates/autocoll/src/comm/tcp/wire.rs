@@ -232,8 +232,8 @@ pub struct Header {
     pub len: u64,
 }
 
-/// Layout: magic[2] version kind src:u32 | seq-or-user-tag:u64 | bytes:u64 |
-/// root:u32 op phase 0 0 | len:u64.
+/// Layout: `magic[2] version kind src:u32 | seq-or-user-tag:u64 | bytes:u64 |
+/// root:u32 op phase 0 0 | len:u64`.
 impl Header {
     /// The header's 40 bytes.
     pub fn encode(&self) -> [u8; HEADER_LEN] {
