@@ -113,10 +113,17 @@ fn tune_without_candidates_for_an_op_is_a_usage_error() {
 }
 
 fn adapt(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let setup = ["-n", "3", "--bytes", "8K"];
+    adapt_on(dir, &setup, "bcast:flat,bcast:chain:seg=1K", extra)
+}
+
+/// [`adapt`] on `setup` (ranks, bytes) with the candidates `imps`.
+fn adapt_on(dir: &Path, setup: &[&str], imps: &str, extra: &[&str]) -> serde_json::Value {
     let json = dir.join("a.json");
     let out = autocoll()
-        .args(["adapt", "--op", "bcast", "-n", "3", "--bytes", "8K"])
-        .args(["--impl", "bcast:flat,bcast:chain:seg=1K"])
+        .args(["adapt", "--op", "bcast"])
+        .args(setup)
+        .args(["--impl", imps])
         .arg("--json")
         .arg(&json)
         .args(extra)
@@ -279,6 +286,33 @@ fn adapt_disturbed_by_a_local_delay_moves_the_lottery() {
     let r = adapt(&dir, &["--calls", "160", "--disturb", "rank=1,delay=3ms"]);
     assert_eq!(r["disturb"]["best_after"], "bcast:flat");
     assert_eq!(r["lottery"]["final_impl"], "bcast:flat");
+}
+
+/// A sleep after every segment the root sends (its outgoing link slowed,
+/// as the emulated cluster's throttle of the root's host) costs the flat
+/// tree 12 sleeps a call (3 children, 4 segments each) and the chain 4:
+/// the lottery must move to the chain.
+#[test]
+fn adapt_a_slow_outgoing_link_at_the_root_moves_the_lottery_to_the_chain() {
+    let dir = tempdir("adapt-send-delay");
+    let setup = ["-n", "4", "--bytes", "8K"];
+    let imps = "bcast:flat:seg=2K,bcast:chain:seg=2K";
+    let extra = ["--calls", "160", "--disturb", "rank=0,send-delay=2ms"];
+    let r = adapt_on(&dir, &setup, imps, &extra);
+    assert_eq!(r["disturb"]["best_after"], "bcast:chain:seg=2K");
+    assert_eq!(r["lottery"]["final_impl"], "bcast:chain:seg=2K");
+    let chosen = r["per_call"]["lottery"]["impl"].as_array().unwrap();
+    let on_chain = chosen[120..]
+        .iter()
+        .filter(|i| *i == "bcast:chain:seg=2K")
+        .count();
+    // A majority, not all: after the drift rule fires, flat's stale
+    // average (from before the slowdown) counts as one of its times, and
+    // its explorations go on (28 of the last 40 calls on the chain).
+    assert!(
+        on_chain > 20,
+        "the chain ran {on_chain} of the last 40 calls"
+    );
 }
 
 fn replay(file: &Path, extra: &[&str]) -> std::process::Output {

@@ -105,7 +105,9 @@ pub struct Args {
     #[arg(long)]
     state: Option<PathBuf>,
     /// Slow one rank's link from the middle call on: `rank=R,delay=200us`
-    /// (a sleep on every segment R receives) or, on an emulated cluster,
+    /// (a sleep on every segment R receives), `rank=R,send-delay=100us`
+    /// (a sleep after every segment R sends: its outgoing link busy that
+    /// long per segment) or, on an emulated cluster,
     /// `host=NETNS,rate=10mbit` (that host's egress tbf on eth0).
     #[arg(long)]
     disturb: Option<String>,
@@ -128,8 +130,13 @@ pub struct Args {
 /// How the run is disturbed halfway.
 #[derive(Clone, Debug, PartialEq)]
 enum Disturb {
-    /// Rank `rank` sleeps `delay` on every segment it receives.
-    Delay { rank: usize, delay: Duration },
+    /// Rank `rank` sleeps `delay` on every segment it receives
+    /// (`Stage::Received`) or after every segment it sends (`Stage::Sent`).
+    Delay {
+        rank: usize,
+        delay: Duration,
+        at: Stage,
+    },
     /// The egress tbf of network namespace `host` (its `eth0`) drops to `rate`.
     Rate { host: String, rate: Rate },
 }
@@ -321,7 +328,8 @@ fn paper_trees(op: Collective, bytes: usize) -> Vec<Implementation> {
         .collect()
 }
 
-/// `rank=R,delay=200us` or `host=NETNS,rate=10mbit`.
+/// `rank=R,delay=200us`, `rank=R,send-delay=100us` or
+/// `host=NETNS,rate=10mbit`.
 fn disturb_of(text: &str, ranks: usize) -> Result<Disturb, Failure> {
     let bad = |why: String| Failure::Usage(format!("--disturb `{text}`: {why}"));
     let mut fields = std::collections::BTreeMap::new();
@@ -332,19 +340,21 @@ fn disturb_of(text: &str, ranks: usize) -> Result<Disturb, Failure> {
         fields.insert(k.trim(), v.trim());
     }
     let keys: Vec<&str> = fields.keys().copied().collect();
-    match keys.as_slice() {
-        ["delay", "rank"] => {
-            let rank: usize = fields["rank"]
-                .parse()
-                .map_err(|_| bad("rank is not a number".into()))?;
-            if rank >= ranks {
-                return Err(bad(format!(
-                    "rank {rank} is not a rank of a {ranks}-rank job"
-                )));
-            }
-            let delay = duration_of(fields["delay"]).map_err(bad)?;
-            Ok(Disturb::Delay { rank, delay })
+    let delayed = |key: &str, at: Stage| {
+        let rank: usize = fields["rank"]
+            .parse()
+            .map_err(|_| bad("rank is not a number".into()))?;
+        if rank >= ranks {
+            return Err(bad(format!(
+                "rank {rank} is not a rank of a {ranks}-rank job"
+            )));
         }
+        let delay = duration_of(fields[key]).map_err(bad)?;
+        Ok(Disturb::Delay { rank, delay, at })
+    };
+    match keys.as_slice() {
+        ["delay", "rank"] => delayed("delay", Stage::Received),
+        ["rank", "send-delay"] => delayed("send-delay", Stage::Sent),
         ["host", "rate"] => {
             let rate = Rate::try_from(fields["rate"].to_string()).map_err(bad)?;
             Ok(Disturb::Rate {
@@ -353,7 +363,7 @@ fn disturb_of(text: &str, ranks: usize) -> Result<Disturb, Failure> {
             })
         }
         _ => Err(bad(
-            "expected rank=R,delay=TIME or host=NETNS,rate=RATE".into()
+            "expected rank=R,delay=TIME, rank=R,send-delay=TIME or host=NETNS,rate=RATE".into(),
         )),
     }
 }
@@ -445,16 +455,18 @@ fn as_rank(setup: &Setup) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Sleeps on every segment this rank receives of a candidate's call, once on.
+/// Sleeps on every segment this rank receives, or after every segment it
+/// sends, of a candidate's call, once on.
 struct Delay {
     on: AtomicBool,
     delay: Duration,
+    at: Stage,
     candidates: Vec<Implementation>,
 }
 
 impl Observer for Delay {
     fn event(&self, event: &Event<'_>) {
-        if event.stage == Stage::Received
+        if event.stage == self.at
             && self.on.load(Ordering::Relaxed)
             && self.candidates.contains(event.imp)
         {
@@ -645,10 +657,11 @@ fn install_lottery(comm: &mut Communicator, s: &Setup) -> Arc<Mutex<Log>> {
 
 fn install_delay(comm: &mut Communicator, s: &Setup) -> Option<Arc<Delay>> {
     match &s.disturb {
-        Some(Disturb::Delay { rank, delay }) if *rank == comm.rank() => {
+        Some(Disturb::Delay { rank, delay, at }) if *rank == comm.rank() => {
             let d = Arc::new(Delay {
                 on: AtomicBool::new(false),
                 delay: *delay,
+                at: *at,
                 candidates: s.candidates.clone(),
             });
             comm.set_observer(Some(d.clone()));
@@ -1091,7 +1104,16 @@ mod tests {
             disturb_of("rank=2,delay=200us", 4).ok(),
             Some(Disturb::Delay {
                 rank: 2,
-                delay: Duration::from_micros(200)
+                delay: Duration::from_micros(200),
+                at: Stage::Received
+            })
+        );
+        assert_eq!(
+            disturb_of("rank=0,send-delay=100us", 4).ok(),
+            Some(Disturb::Delay {
+                rank: 0,
+                delay: Duration::from_micros(100),
+                at: Stage::Sent
             })
         );
         assert_eq!(
@@ -1107,6 +1129,7 @@ mod tests {
         };
         assert!(msg(disturb_of("rank=9,delay=1ms", 4)).contains("not a rank"));
         assert!(msg(disturb_of("rank=1,delay=1h", 4)).contains("needs a unit"));
+        assert!(msg(disturb_of("rank=x,send-delay=1ms", 4)).contains("not a number"));
         assert!(msg(disturb_of("rank=1", 4)).contains("expected"));
     }
 
