@@ -494,6 +494,27 @@ struct Log {
 }
 
 impl Log {
+    /// The run's trace: the series' times, with the candidates' `names`
+    /// in place of the log's indices.
+    fn trace(
+        &self,
+        names: &[String],
+        hosts: Vec<String>,
+        fixed: Vec<Vec<f64>>,
+        lottery: Vec<f64>,
+    ) -> Trace {
+        Trace {
+            hosts,
+            fixed,
+            lottery,
+            chosen: self.chosen.iter().map(|&i| names[i].clone()).collect(),
+            explored: self.explored.clone(),
+            drew: self.drew.clone(),
+            final_impl: self.best.map(|i| names[i].clone()).unwrap_or_default(),
+            restored: self.restored,
+        }
+    }
+
     fn with_capacity(calls: usize) -> Self {
         Log {
             chosen: Vec::with_capacity(calls),
@@ -617,16 +638,7 @@ fn rank_main(comm: &mut Communicator, s: &Setup) -> anyhow::Result<Option<Trace>
     let names: Vec<String> = s.candidates.iter().map(|c| c.to_string()).collect();
     let mut fixed: Vec<Vec<f64>> = spans.chunks(s.calls).map(<[f64]>::to_vec).collect();
     let lottery = fixed.pop().expect("the lottery's series");
-    Ok(Some(Trace {
-        hosts: comm.hosts(),
-        fixed,
-        lottery,
-        chosen: log.chosen.iter().map(|&i| names[i].clone()).collect(),
-        explored: log.explored.clone(),
-        drew: log.drew.clone(),
-        final_impl: log.best.map(|i| names[i].clone()).unwrap_or_default(),
-        restored: log.restored,
-    }))
+    Ok(Some(log.trace(&names, comm.hosts(), fixed, lottery)))
 }
 
 /// Random orders of the series of a round.

@@ -234,21 +234,6 @@ fn drive(r: &Recorded, s: &Setup, message: f64) -> anyhow::Result<Trace> {
         times.push(t);
     }
     let log = log.lock().unwrap_or_else(|e| e.into_inner());
-    Ok(Trace {
-        hosts: r.hosts.clone(),
-        fixed: r.per_call.fixed.iter().map(|f| f.s.clone()).collect(),
-        lottery: times,
-        chosen: log
-            .chosen
-            .iter()
-            .map(|&i| r.candidates[i].clone())
-            .collect(),
-        explored: log.explored.clone(),
-        drew: log.drew.clone(),
-        final_impl: log
-            .best
-            .map(|i| r.candidates[i].clone())
-            .unwrap_or_default(),
-        restored: false,
-    })
+    let fixed = r.per_call.fixed.iter().map(|f| f.s.clone()).collect();
+    Ok(log.trace(&r.candidates, r.hosts.clone(), fixed, times))
 }
