@@ -257,3 +257,32 @@ fn issue3_mismatched_calls_across_processes_name_both() {
         "{line}"
     );
 }
+
+/// An agent (ssh, `env -i`) passes no environment on: the launcher puts
+/// the AUTOCOLL_* settings of its own environment on the rank's command
+/// line (AUTOCOLL_MAX_FRAME once reached only ranks started without one),
+/// and a stray job variable of its own (a launcher started inside a rank)
+/// does not leak into the job.
+#[test]
+fn issue15_launch_passes_its_autocoll_settings_through_an_agent() {
+    let path = std::env::temp_dir().join(format!("autocoll-hf3-{}", std::process::id()));
+    std::fs::write(&path, "127.0.0.1 slots=2\n").unwrap();
+    let out = Command::new(AUTOCOLL)
+        .args(["launch", "-n", "2", "--hostfile", path.to_str().unwrap()])
+        .args(["--agent", "env -i HOST_IS={host}", "--", "/bin/sh", "-c"])
+        .arg("echo setting=$AUTOCOLL_SOMETHING frame=$AUTOCOLL_MAX_FRAME size=$AUTOCOLL_SIZE")
+        .env("AUTOCOLL_SOMETHING", "kept")
+        .env("AUTOCOLL_MAX_FRAME", "2M")
+        .env("AUTOCOLL_SIZE", "99")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    for rank in 0..2 {
+        assert!(
+            stdout.contains(&format!("[rank {rank}] setting=kept frame=2M size=2")),
+            "{stdout}"
+        );
+    }
+}

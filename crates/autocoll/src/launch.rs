@@ -243,6 +243,19 @@ struct Rank {
     killed: bool,
 }
 
+/// The variables that describe one rank of one job: never inherited from
+/// the launcher's environment (a launcher started inside a rank has them).
+const JOB_VARIABLES: [&str; 8] = [
+    "AUTOCOLL_RANK",
+    "AUTOCOLL_SIZE",
+    "AUTOCOLL_ROOT_ADDR",
+    "AUTOCOLL_TOKEN",
+    "AUTOCOLL_BIND",
+    "AUTOCOLL_HOST",
+    "AUTOCOLL_ANNOUNCE",
+    "AUTOCOLL_PORT_ON_STDIN",
+];
+
 impl Job {
     /// Starts every rank, forwards their output to `sink`, and waits for
     /// all of them (killing the rest once one fails).
@@ -288,14 +301,21 @@ impl Job {
         root: &str,
         token: Token,
     ) -> Vec<(String, String)> {
-        let mut env = vec![
+        // The launcher's own AUTOCOLL_* settings (AUTOCOLL_MAX_FRAME, and
+        // the switches of tracing and the like) reach every rank, also
+        // through an agent that passes no environment on; the job's own
+        // variables below override them.
+        let mut env: Vec<(String, String)> = std::env::vars()
+            .filter(|(k, _)| k.starts_with("AUTOCOLL_") && !JOB_VARIABLES.contains(&k.as_str()))
+            .collect();
+        env.extend([
             ("AUTOCOLL_RANK".to_string(), rank.to_string()),
             ("AUTOCOLL_SIZE".into(), self.ranks.to_string()),
             ("AUTOCOLL_ROOT_ADDR".into(), root.to_string()),
             ("AUTOCOLL_TOKEN".into(), token.to_string()),
             ("AUTOCOLL_BIND".into(), places[rank].addr.to_string()),
             ("AUTOCOLL_HOST".into(), places[rank].host.clone()),
-        ];
+        ]);
         if rank == 0 {
             env.push(("AUTOCOLL_ANNOUNCE".into(), "1".into()));
         } else {

@@ -157,7 +157,50 @@ fn issue6_corrupt_truncated_or_foreign_state_starts_afresh() {
             1,
             "a save over a bad file writes a good one"
         );
+        let aside = path.with_file_name("state.json.corrupt");
+        assert_eq!(std::fs::read(&aside).unwrap(), text, "the bad file is kept");
     }
+    assert!(path.with_file_name("state.json.lock").exists());
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+/// A run resumes every candidate the file knows with its count cut to
+/// `min_tries`; a candidate it then never measures keeps the file's count
+/// and average at the next save (they were once overwritten by the cut
+/// count: 52 tries became 3).
+#[test]
+fn issue6_a_resumed_candidate_the_run_never_measured_keeps_the_file_s_statistics() {
+    let path = temp("resumed");
+    let fp = Fingerprint::new(&["a".into()], "local");
+    let k = key(Collective::Bcast, 4, 1000);
+    let mut earlier = BTreeMap::new();
+    earlier.insert(
+        k,
+        pool_with(&[("bcast:chain", 1.0, 52), ("bcast:flat", 2.0, 40)]),
+    );
+    Store::new(&path, fp.clone(), true).save(&earlier).unwrap();
+    let mut store = Store::new(&path, fp.clone(), true);
+    let known = store.load();
+    let params = Params::default();
+    let mut pool = Pool::new(vec![
+        "bcast:chain".parse().unwrap(),
+        "bcast:flat".parse().unwrap(),
+    ]);
+    pool.resume(&known[&k], &params);
+    assert_eq!(pool.candidates[0].count, params.min_tries);
+    pool.settle(1, &[2.5], &params);
+    let mut now = BTreeMap::new();
+    now.insert(k, pool);
+    store.save(&now).unwrap();
+    let saved = Store::new(&path, fp, true).load();
+    let (chain, flat) = (&saved[&k][0], &saved[&k][1]);
+    assert_eq!(
+        (chain.mean_s, chain.count),
+        (1.0, 52),
+        "chain was not measured"
+    );
+    assert_eq!(flat.count, params.min_tries + 1, "flat was: {flat:?}");
+    assert!(flat.mean_s > 2.0);
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
 

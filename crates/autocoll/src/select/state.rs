@@ -4,11 +4,13 @@
 //!
 //! Saving takes an exclusive lock on `<file>.lock`, reads what is there now,
 //! merges this run's pools into it and replaces the file atomically. The
-//! merge keeps, per candidate, this run's statistics where this run changed
-//! them since it loaded the file, and the file's (perhaps newer, from
+//! merge keeps, per candidate, this run's statistics where this run
+//! measured it (its average moved), and the file's (perhaps newer, from
 //! another program) everywhere else; pools and fingerprints this run did
-//! not touch are kept. A corrupt, truncated or foreign file
-//! is reported as a warning and treated as empty: it never stops a program.
+//! not touch are kept. A corrupt, truncated or foreign file is reported as
+//! a warning and treated as empty, so it never stops a program; before the
+//! first save replaces it, it is kept beside as `<file>.corrupt`, so what
+//! it held is not lost.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -134,21 +136,50 @@ impl Store {
         if !self.active || pools.is_empty() {
             return Ok(());
         }
-        let lock_path = self.path.with_extension("lock");
+        let lock_path = sibling(&self.path, "lock");
         let lock = std::fs::File::create(&lock_path)
             .map_err(|e| Error::io(format!("creating lock {}", lock_path.display()), e))?;
         lock.lock()
             .map_err(|e| Error::io(format!("locking {}", lock_path.display()), e))?;
-        let mut file = read(&self.path).unwrap_or_else(|why| {
-            warn(&self.path, &why);
-            File::default()
-        });
+        let mut file = read(&self.path).or_else(|why| self.set_aside(&why))?;
         file.schema = SCHEMA.to_string();
         merge(&mut file, &self.fingerprint, pools, &self.loaded);
         let text = serde_json::to_vec_pretty(&file).expect("state serialises");
         crate::files::write_atomic(&self.path, &text)
         // The lock is released when `lock` is dropped.
     }
+}
+
+impl Store {
+    /// Moves an unreadable state file out of the way, so that saving does
+    /// not destroy what it held, and starts from an empty one.
+    fn set_aside(&self, why: &str) -> Result<File> {
+        let aside = sibling(&self.path, "corrupt");
+        std::fs::rename(&self.path, &aside).map_err(|e| {
+            Error::io(
+                format!(
+                    "keeping the unreadable state {} as {}",
+                    self.path.display(),
+                    aside.display()
+                ),
+                e,
+            )
+        })?;
+        eprintln!(
+            "autocoll: warning: lottery state {} was unreadable ({why}); kept as {}, saving afresh",
+            self.path.display(),
+            aside.display()
+        );
+        Ok(File::default())
+    }
+}
+
+/// `path` with `.ext` appended to its file name (`state.json.lock`).
+fn sibling(path: &Path, ext: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".");
+    name.push(ext);
+    PathBuf::from(name)
 }
 
 fn warn(path: &Path, why: &str) {
@@ -170,6 +201,15 @@ fn read(path: &Path) -> std::result::Result<File, String> {
         return Err(format!("schema `{}` is not {SCHEMA}", file.schema));
     }
     Ok(file)
+}
+
+/// True when this run did not measure `ours`, resumed from `loaded`: a
+/// resumed candidate keeps the file's average and variance (its count is
+/// cut to `min_tries`), and any time recorded since moves them.
+fn untouched(loaded: &Stats, ours: &Stats) -> bool {
+    loaded.imp == ours.imp
+        && loaded.mean_s.to_bits() == ours.mean_s.to_bits()
+        && loaded.var_s2.to_bits() == ours.var_s2.to_bits()
 }
 
 fn merge(
@@ -201,7 +241,7 @@ fn merge(
             Some(entry) => {
                 let before = loaded.get(key);
                 for ours in &pool.candidates {
-                    let unchanged = before.is_some_and(|b| b.contains(ours));
+                    let unchanged = before.is_some_and(|b| b.iter().any(|s| untouched(s, ours)));
                     match entry.candidates.iter_mut().find(|s| s.imp == ours.imp) {
                         Some(_) if unchanged => {}
                         Some(theirs) => *theirs = ours.clone(),

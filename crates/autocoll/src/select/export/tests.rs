@@ -244,3 +244,52 @@ fn mpich_file_covers_every_blocking_collective_and_selects_each_winner() {
         );
     }
 }
+
+/// MPICH takes the first key of a level that matches, in the file's order:
+/// the keys must come out in ascending order of their bounds, not sorted as
+/// text (`comm_size<=15` before `comm_size<=3`, `avg_msg_size<=1073741824`
+/// before `<=4095`: a 2-rank 1 KiB bcast then ran the rule of 4–15 ranks
+/// above 4 KiB).
+#[test]
+fn issue6_mpich_keys_come_in_the_order_of_their_bounds() {
+    let table = Table::parse(
+        r#"schema = "autocoll.tuning/1"
+[[rule]]
+op = "bcast"
+ranks = "2..3"
+bytes = "0..4095"
+impl = "bcast:binomial"
+[[rule]]
+op = "bcast"
+ranks = "2..3"
+bytes = "4096..1G"
+impl = "bcast:chain:seg=16K"
+[[rule]]
+op = "bcast"
+ranks = "4..15"
+bytes = "0..4095"
+impl = "bcast:flat"
+[[rule]]
+op = "bcast"
+ranks = "4..15"
+bytes = "4096..1G"
+impl = "bcast:binary:seg=16K"
+"#,
+        "t",
+    )
+    .unwrap();
+    let text = to_mpich(&table);
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let intra = &doc["collective=bcast"]["comm_type=intra"];
+    for (p, bytes) in [(2, 1024), (3, 1 << 20), (4, 0), (15, 4096), (9, 4095)] {
+        let imp = table.lookup(Collective::Bcast, p, bytes).unwrap();
+        assert_eq!(
+            mpich_eval(intra, p, bytes),
+            &mpich_algorithm(imp),
+            "p={p} bytes={bytes}"
+        );
+    }
+    let at = |key: &str| text.find(key).unwrap_or_else(|| panic!("{key} missing"));
+    assert!(at("\"comm_size<=3\"") < at("\"comm_size<=15\""));
+    assert!(at("\"avg_msg_size<=4095\"") < at("\"avg_msg_size<=1073741824\""));
+}
