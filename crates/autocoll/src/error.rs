@@ -143,6 +143,16 @@ pub enum Error {
         /// The configured maximum.
         max: u64,
     },
+    /// A trace file is not one, was cut short, or is damaged.
+    #[error("{path}: at byte {offset}: {reason}")]
+    BadTrace {
+        /// The file.
+        path: String,
+        /// Where in it the problem was found.
+        offset: u64,
+        /// What is wrong.
+        reason: String,
+    },
     /// The environment or configuration given to the library is unusable.
     #[error("configuration: {0}")]
     Config(String),

@@ -23,6 +23,7 @@ pub mod launch;
 pub mod measure;
 pub mod observe;
 pub mod select;
+pub mod trace;
 pub mod tree;
 
 pub use coll::op::{Builtin, Element, Op};
