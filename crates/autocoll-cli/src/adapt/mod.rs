@@ -51,6 +51,12 @@ mod run;
 
 /// Arguments of `autocoll adapt`.
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  # the lottery against the paper's four trees: 64K broadcasts on 4 threads, 1000 calls each
+  autocoll adapt --op bcast --plot adapt.svg
+  # 5 seeds, rank 0's outgoing link slowed from the middle call on, kept as JSON
+  autocoll adapt --op bcast --calls 400 --seeds 5 --disturb rank=0,send-delay=100us --json adapt.json")]
 pub struct Args {
     /// The collective.
     #[arg(long, required_unless_present = "replay")]

@@ -42,6 +42,13 @@ mod run;
 
 /// Arguments of `autocoll bench`.
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  # two broadcast trees on 2 and 4 threads, 1K to 64K per rank, also as CSV
+  autocoll bench --op bcast --impl bcast:chain,bcast:binomial -n 2,4 --bytes 1K..64K --step 8 --csv bcast.csv
+  # a segmented chain against binomial on 4 processes over tcp, as JSON and an SVG plot
+  autocoll bench --transport tcp --op bcast -n 4 --impl bcast:chain:seg=16K,bcast:binomial \\
+      --bytes 64K..1M --step 4 --json bcast.json --plot bcast.svg")]
 pub struct Args {
     /// The collective to time.
     #[arg(long)]
