@@ -19,6 +19,12 @@ const REPORT_LINE: &[u8] = b"@autocoll-check ";
 
 /// Arguments of `autocoll check`.
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  # every implementation of every collective on 5 threads
+  autocoll check -n 5
+  # broadcast's implementations on 3 processes over tcp
+  autocoll check --transport tcp -n 3 --op bcast")]
 pub struct Args {
     /// Where the ranks run.
     #[arg(long, value_enum, default_value_t = Transport::Local)]

@@ -8,6 +8,12 @@ use crate::{args, Failure};
 
 /// Arguments of `autocoll list`.
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  # every family of every collective, with its parameters
+  autocoll list
+  # allreduce's only
+  autocoll list --op allreduce")]
 pub struct Args {
     /// Only this collective (or `all`).
     #[arg(long, default_value = "all")]

@@ -22,6 +22,13 @@ use spec::{Host, Spec, Switch};
 
 /// Arguments of `autocoll cluster`.
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  # the 8-host 100 Mbit/s star (as root), then what of it exists
+  autocoll cluster up clusters/star8-100m.toml
+  autocoll cluster status clusters/star8-100m.toml
+  # take it down again
+  autocoll cluster down clusters/star8-100m.toml")]
 pub struct Args {
     /// What to do.
     #[arg(value_enum)]

@@ -29,6 +29,12 @@ use report::{Line, Setup};
 
 /// Arguments of `autocoll compare`.
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  # bcast and allreduce against Open MPI's on the 8-host star (as root, built with --features mpi)
+  autocoll compare clusters/star8-100m.toml --op bcast,allreduce --bytes 1K..1M
+  # the report of the last run in target/compare again, without running anything
+  autocoll compare --report-only")]
 pub struct Args {
     /// The cluster's spec.
     #[arg(default_value = "clusters/star8-100m.toml")]
