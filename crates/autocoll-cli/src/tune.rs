@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bench::{self, Planned, Row, Sink, Transport};
 use crate::launch::{self, Placement};
+use crate::out::say;
 use crate::{args, plot, Failure};
 
 /// Schema of the partial-results file.
@@ -432,7 +433,7 @@ fn write_outputs(a: &Args, rows: &[Row]) -> Result<(), Failure> {
         winners(rows).len()
     );
     write(&a.out, table.to_toml(&comment).as_bytes(), "--out")?;
-    println!("{}", summary(&table));
+    say!("{}", summary(&table));
     if let Some(path) = &a.export_ompi {
         write(
             path,

@@ -31,6 +31,23 @@ pub(super) enum Disturb {
     Rate { host: String, rate: Rate },
 }
 
+impl std::fmt::Display for Disturb {
+    /// As `--disturb` takes it, so a report's `spec` can be given back.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Disturb::Delay { rank, delay, at } => {
+                let key = if *at == Stage::Sent {
+                    "send-delay"
+                } else {
+                    "delay"
+                };
+                write!(f, "rank={rank},{key}={}us", delay.as_micros())
+            }
+            Disturb::Rate { host, rate } => write!(f, "host={host},rate={rate}"),
+        }
+    }
+}
+
 /// `rank=R,delay=200us`, `rank=R,send-delay=100us` or
 /// `host=NETNS,rate=10mbit`.
 pub(super) fn disturb_of(text: &str, ranks: usize) -> Result<Disturb, Failure> {
@@ -259,6 +276,18 @@ mod tests {
                 rate: Rate(10_000_000)
             })
         );
+        for text in [
+            "rank=2,delay=200us",
+            "rank=0,send-delay=100us",
+            "host=star8-h2,rate=10mbit",
+        ] {
+            let spec = disturb_of(text, 8).ok().unwrap();
+            assert_eq!(
+                spec.to_string(),
+                text,
+                "a report's spec reads as it was given"
+            );
+        }
         let msg = |r: Result<Disturb, Failure>| match r {
             Err(Failure::Usage(m)) => m,
             _ => String::new(),

@@ -9,6 +9,7 @@ use serde_json::json;
 
 use super::log::Trace;
 use super::{Args, Setup};
+use crate::out::say;
 use crate::Failure;
 
 /// Width of the windows that define when the lottery settled.
@@ -132,7 +133,7 @@ pub(super) fn analyse(s: &Setup, ranks: usize, t: &Trace, seed: u64) -> serde_js
         },
     });
     if let Some(d) = &s.disturb {
-        doc["disturb"] = disturbance(&names, t, format!("{d:?}"));
+        doc["disturb"] = disturbance(&names, t, d.to_string());
     }
     doc
 }
@@ -160,9 +161,9 @@ pub(super) fn disturbance(names: &[String], t: &Trace, spec: String) -> serde_js
 
 fn print_report(r: &serde_json::Value) {
     let us = |v: &serde_json::Value| v.as_f64().map_or("-".into(), |x| format!("{:.1}", x * 1e6));
-    println!("{:<34} {:>11} {:>11}", "series", "mean µs", "median µs");
+    say!("{:<34} {:>11} {:>11}", "series", "mean µs", "median µs");
     for f in r["fixed"].as_array().into_iter().flatten() {
-        println!(
+        say!(
             "{:<34} {:>11} {:>11}",
             f["impl"].as_str().unwrap_or(""),
             us(&f["mean_s"]),
@@ -170,13 +171,13 @@ fn print_report(r: &serde_json::Value) {
         );
     }
     let l = &r["lottery"];
-    println!(
+    say!(
         "{:<34} {:>11} {:>11}",
         "lottery",
         us(&l["mean_s"]),
         us(&l["median_s"])
     );
-    println!(
+    say!(
         "oracle {}; lottery/oracle: mean {:.3}, median {:.3}; first 50 calls {:.3} (the oracle's same 50){}",
         r["oracle"]["impl"].as_str().unwrap_or(""),
         r["mean_ratio"].as_f64().unwrap_or(f64::NAN),
@@ -188,23 +189,28 @@ fn print_report(r: &serde_json::Value) {
             ""
         },
     );
-    println!(
+    say!(
         "settled on {} at call {} (bound {:.0}), on the near-best (within {:.0}% of the oracle) from call {}; exploring {:.1}% of calls",
         l["final_impl"].as_str().unwrap_or(""),
-        l["settled_at_call"],
+        call(&l["settled_at_call"]),
         r["settle_bound_calls"].as_f64().unwrap_or(f64::NAN),
         (NEAR - 1.0) * 100.0,
-        l["near_best_from_call"],
+        call(&l["near_best_from_call"]),
         l["explore_share"].as_f64().unwrap_or(f64::NAN) * 100.0
     );
     if let Some(d) = r.get("disturb") {
-        println!(
+        say!(
             "disturbed at call {}: best after is {}; lottery on it after {} calls",
             d["at_call"],
             d["best_after"].as_str().unwrap_or(""),
-            d["lottery_on_best_after_calls"]
+            call(&d["lottery_on_best_after_calls"])
         );
     }
+}
+
+/// A call number of the report, or `never` where it has none.
+fn call(v: &serde_json::Value) -> String {
+    v.as_u64().map_or("never".to_string(), |c| c.to_string())
 }
 
 /// The targets of the lottery, as ratios to the oracle.
@@ -248,14 +254,18 @@ fn ratio_spread(ratios: &[f64], target: f64) -> serde_json::Value {
 }
 
 fn print_spread(runs: &[serde_json::Value], summary: &serde_json::Value) {
-    let call = |v: &serde_json::Value| v.as_u64().map_or("never".to_string(), |c| c.to_string());
-    println!(
+    say!(
         "{:>6} {:<28} {:>10} {:>12} {:>8} {:>10}",
-        "seed", "oracle", "mean ratio", "median ratio", "settled", "near-best"
+        "seed",
+        "oracle",
+        "mean ratio",
+        "median ratio",
+        "settled",
+        "near-best"
     );
     for r in runs {
         let l = &r["lottery"];
-        println!(
+        say!(
             "{:>6} {:<28} {:>10.3} {:>12.3} {:>8} {:>10}",
             r["seed"].as_u64().unwrap_or(0),
             r["oracle"]["impl"].as_str().unwrap_or(""),
@@ -269,7 +279,7 @@ fn print_spread(runs: &[serde_json::Value], summary: &serde_json::Value) {
         if v.is_null() {
             return;
         }
-        println!(
+        say!(
             "{name}: median over runs {:.3}, worst {:.3}; within {:.2} in {} of {} runs",
             v["median"].as_f64().unwrap_or(f64::NAN),
             v["max"].as_f64().unwrap_or(f64::NAN),
@@ -284,9 +294,11 @@ fn print_spread(runs: &[serde_json::Value], summary: &serde_json::Value) {
         "first 50 calls ÷ the oracle's same 50, runs from a saved state",
         &summary["first50_ratio_from_saved_state"],
     );
-    println!(
+    say!(
         "settled within the bound in {} of {} runs (on the near-best in {})",
-        summary["settled_within_bound"], summary["runs"], summary["near_best_within_bound"]
+        summary["settled_within_bound"],
+        summary["runs"],
+        summary["near_best_within_bound"]
     );
 }
 

@@ -18,6 +18,7 @@ use super::disturb::{install_delay, start_disturbance, undo_throttle};
 use super::log::{Log, Logged, Trace};
 use super::{Args, Setup};
 use crate::launch;
+use crate::out::say;
 use crate::Failure;
 
 /// Rank 0 of a tcp run hands its trace to the launching process on a line
@@ -74,7 +75,7 @@ pub(super) fn as_rank(setup: &Setup) -> Result<ExitCode, Failure> {
     for seeded in setup.each_seed() {
         if let Some(trace) = rank_main(&mut comm, &seeded).map_err(Failure::Run)? {
             let json = serde_json::to_string(&trace).expect("JSON of plain data");
-            println!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
+            say!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -29,6 +29,7 @@ use autocoll::Collective;
 use crate::launch::{self, Placement};
 use crate::{args, baseline, Failure};
 
+use crate::out::say;
 use plan::{plan, Sweep};
 pub(crate) use plan::{plan_ours, sizes, Planned};
 pub(crate) use rows::Row;
@@ -199,14 +200,14 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             // is not a terminal); suspending the bar keeps the two apart.
             bar.suspend(|| {
                 for row in &batch {
-                    println!("{}", table_line(row));
+                    say!("{}", table_line(row));
                 }
             });
             bar.inc(batch.len() as u64);
             rows.lock().unwrap_or_else(|p| p.into_inner()).extend(batch);
         })
     };
-    println!("{}", table_header());
+    say!("{}", table_header());
     let timeout = Duration::from_secs(a.timeout);
     let hosts = Arc::new(Mutex::new(vec!["localhost".to_string()]));
     let mut outcome = Ok(());

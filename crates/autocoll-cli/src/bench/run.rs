@@ -23,6 +23,7 @@ use super::{finish, rows::table_header, rows::table_line};
 #[cfg(feature = "mpi")]
 use crate::args;
 use crate::launch::{self, Placement};
+use crate::out::say;
 use crate::Failure;
 
 /// Rank 0 of a tcp run hands its reports to the launching process on lines
@@ -86,7 +87,7 @@ pub(super) fn as_rank(
 /// Prints a report for the launching process (rank 0 of a tcp run).
 pub(crate) fn say(report: &Report) {
     let json = serde_json::to_string(report).expect("JSON of plain data");
-    println!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
+    say!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -125,12 +126,12 @@ pub(super) fn run_mpi(
     let rows = Mutex::new(Vec::<Row>::new());
     let sink = |batch: Vec<Row>| {
         for row in &batch {
-            println!("{}", table_line(row));
+            say!("{}", table_line(row));
         }
         rows.lock().unwrap_or_else(|e| e.into_inner()).extend(batch);
     };
     if comm.rank() == 0 {
-        println!("{}", table_header());
+        say!("{}", table_header());
     }
     let outcome =
         rank_main(&mut comm, &plan, opts, stop, Some(&library), &sink).context("running the plan");

@@ -425,7 +425,7 @@ fn write_report(
     write(&out.join("report.md"), md.as_bytes())?;
     let json = serde_json::to_vec_pretty(&report::json(setup, &lines)).expect("JSON of plain data");
     write(&out.join("report.json"), &json)?;
-    print!("{md}");
+    crate::out::write(format_args!("{md}"));
     eprintln!(
         "autocoll compare: wrote {}",
         out.join("report.md").display()
