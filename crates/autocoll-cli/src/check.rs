@@ -11,6 +11,7 @@ use autocoll::{local, Builtin, Collective, Implementation};
 use serde_json::json;
 
 use crate::launch::{self, Placement};
+use crate::out::say;
 use crate::{args, Failure};
 
 /// The line on which rank 0 of a `tcp` check hands its report to the
@@ -19,6 +20,12 @@ const REPORT_LINE: &[u8] = b"@autocoll-check ";
 
 /// Arguments of `autocoll check`.
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  # every implementation of every collective on 5 threads
+  autocoll check -n 5
+  # broadcast's implementations on 3 processes over tcp
+  autocoll check --transport tcp -n 3 --op bcast")]
 pub struct Args {
     /// Where the ranks run.
     #[arg(long, value_enum, default_value_t = Transport::Local)]
@@ -178,7 +185,7 @@ fn run_mpi(a: &Args, plan: &Plan) -> Result<Outcome, Failure> {
     let cases = plan.cases(a, p)?;
     comm.set_timeout(Duration::from_secs(a.timeout));
     if comm.rank() == 0 {
-        println!(
+        say!(
             "transport mpi: {p} ranks on {}; every result is also compared with the MPI library's own collective",
             distinct(&comm.hosts()).join(", ")
         );
@@ -207,7 +214,7 @@ fn distinct(hosts: &[String]) -> Vec<String> {
 /// Prints the summary line, writes `--json`, and picks the exit code.
 fn finish(a: &Args, total: usize, failures: &[CaseFailure]) -> Result<ExitCode, Failure> {
     let failed = count_failed_cases(failures);
-    println!("check: {} passed, {} failed", total - failed, failed);
+    say!("check: {} passed, {} failed", total - failed, failed);
     if let Some(path) = &a.json {
         let doc = json!({"schema": "autocoll.check/1", "cases": total, "failed": failed, "failures": failures});
         let text = serde_json::to_vec_pretty(&doc).expect("JSON of plain data");
@@ -316,7 +323,7 @@ fn as_rank(a: &Args, plan: &Plan) -> Result<ExitCode, Failure> {
         .map_err(Failure::Run)?;
     if comm.rank() == 0 {
         let json = serde_json::to_string(&all).expect("JSON of plain data");
-        println!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
+        say!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -334,9 +341,9 @@ fn report(p: usize, cases: &[Case], failures: &[CaseFailure], took: Duration) {
         } else {
             String::new()
         };
-        println!("{status} n={p} bytes={}{root} {}", case.bytes, case.imp);
+        say!("{status} n={p} bytes={}{root} {}", case.bytes, case.imp);
         for f in bad {
-            println!("       rank {}: {}", f.rank, f.reason);
+            say!("       rank {}: {}", f.rank, f.reason);
         }
     }
     eprintln!(

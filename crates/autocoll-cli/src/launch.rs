@@ -26,6 +26,13 @@ pub struct Placement {
 
 /// Arguments of `autocoll launch`.
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  # the sor example (cargo build -p autocoll --example sor) as 4 processes here
+  autocoll launch -n 4 -- target/debug/examples/sor
+  # 8 ranks on the hosts of an emulated cluster (after `autocoll cluster up clusters/star8-100m.toml`)
+  autocoll launch -n 8 --hostfile target/cluster/star8/hostfile.autocoll \\
+      --agent target/cluster/star8/agent -- target/debug/examples/sor")]
 pub struct Args {
     /// Ranks.
     #[arg(short = 'n')]

@@ -4,10 +4,17 @@ use std::process::ExitCode;
 
 use autocoll::Collective;
 
+use crate::out::say;
 use crate::{args, Failure};
 
 /// Arguments of `autocoll list`.
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  # every family of every collective, with its parameters
+  autocoll list
+  # allreduce's only
+  autocoll list --op allreduce")]
 pub struct Args {
     /// Only this collective (or `all`).
     #[arg(long, default_value = "all")]
@@ -57,7 +64,7 @@ fn over_trees(op: Collective) -> &'static str {
 
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
     for op in args::ops(&a.op)? {
-        println!("{op}  (trees: {})", over_trees(op));
+        say!("{op}  (trees: {})", over_trees(op));
         let seg = if op == Collective::Barrier {
             ""
         } else {
@@ -70,11 +77,11 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
                 format!(":{k}")
             };
             let id = format!("{op}:{shape}{k}{seg}");
-            println!("  {id:<46} {what}");
+            say!("  {id:<46} {what}");
         }
         for alg in op.named_algorithms() {
             let id = format!("{op}:{}", alg.name());
-            println!("  {id:<46} {}", named(alg.name()));
+            say!("  {id:<46} {}", named(alg.name()));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -4,6 +4,8 @@
 //! command line and maps outcomes to exit codes: 0 success, 1 a failed
 //! check or run, 2 bad arguments or input.
 
+#![deny(missing_docs)]
+
 mod adapt;
 mod args;
 mod baseline;
@@ -13,6 +15,7 @@ mod cluster;
 mod compare;
 mod launch;
 mod list;
+mod out;
 mod plot;
 mod tune;
 

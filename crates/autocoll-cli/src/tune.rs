@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bench::{self, Planned, Row, Sink, Transport};
 use crate::launch::{self, Placement};
+use crate::out::say;
 use crate::{args, plot, Failure};
 
 /// Schema of the partial-results file.
@@ -31,6 +32,14 @@ const TOP_BYTES: usize = 1 << 30;
 
 /// Arguments of `autocoll tune`.
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  # the faster of two broadcasts per rank count and size, as a tuning file
+  autocoll tune --op bcast --impl bcast:binomial,bcast:chain:seg=8K -n 2..4 --bytes 1K..64K --step 8 \\
+      --out tuning.toml
+  # the same after a Ctrl-C, measuring only what is missing; Open MPI's rules file too
+  autocoll tune --op bcast --impl bcast:binomial,bcast:chain:seg=8K -n 2..4 --bytes 1K..64K --step 8 \\
+      --out tuning.toml --resume --export-ompi ompi.rules")]
 pub struct Args {
     /// Collectives to tune (comma list, or `all`).
     #[arg(long)]
@@ -424,7 +433,7 @@ fn write_outputs(a: &Args, rows: &[Row]) -> Result<(), Failure> {
         winners(rows).len()
     );
     write(&a.out, table.to_toml(&comment).as_bytes(), "--out")?;
-    println!("{}", summary(&table));
+    say!("{}", summary(&table));
     if let Some(path) = &a.export_ompi {
         write(
             path,

@@ -3,7 +3,9 @@
 //! Every rank makes up every rank's input from the seed, so it can compute
 //! the result it must end with on its own, without trusting any collective.
 //! The same code runs on every transport: each rank checks itself, and
-//! [`collect`] brings the failures to rank 0.
+//! [`collect`] brings the failures to rank 0. `autocoll check` and the
+//! test suites run it; given a [`Native`] library (an MPI library's own
+//! collectives) it also requires that library's result, bit for bit.
 
 use std::time::Duration;
 

@@ -1,4 +1,12 @@
-//! The clock every measurement reads.
+//! The clock every measurement reads, and how ranks know they share it.
+//!
+//! Every time in autocoll is nanoseconds on [`now_ns`], the monotonic
+//! clock: the measurement methods, the enter and leave times a selector
+//! hears, `check`'s barrier test. The ranks of one machine read one such
+//! clock and can compare their times directly; a transport says so through
+//! `shared_clock` (`tcp` compares the [`clock_id`] in every rank's hello),
+//! and what subtracts one rank's time from another's (the `truth` method,
+//! the lottery's agreed call spans) does so only then.
 
 /// Nanoseconds on the monotonic clock (`CLOCK_MONOTONIC`), which every
 /// process of one host shares, network namespaces included: times taken by

@@ -1,4 +1,11 @@
 //! Files written so that a crash never leaves half of one.
+//!
+//! What autocoll writes for another program or a later run to read (the
+//! lottery's state, and in the command tuning tables, results, reports and
+//! plots) goes through [`write_atomic`]: a temporary file beside the
+//! target, synced, then renamed over it, so a reader sees the old file or
+//! the new one. The temporary sits in the target's directory because a
+//! rename is atomic only within one file system.
 
 use std::io::Write;
 use std::path::Path;

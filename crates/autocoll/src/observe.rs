@@ -1,7 +1,12 @@
 //! The observer hook: collectives report the stages of every call.
 //!
-//! When no observer is installed the collectives test one `Option` and do
-//! nothing else: no clock read, no allocation.
+//! It is the only way stages leave a collective. An [`Observer`] installed
+//! with [`crate::Communicator::set_observer`] sees, on each rank, the call
+//! entered, every segment received, combined and sent, and the call done;
+//! the collectives know nothing of who listens (the tests count calls with
+//! it, `autocoll adapt --disturb` slows a rank's link through it). When no
+//! observer is installed the collectives test one `Option` and do nothing
+//! else: no clock read, no allocation.
 
 use std::time::Instant;
 

@@ -23,7 +23,9 @@ use autocoll::{Collective, Implementation, Selector};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{analyse, disturbance, params_of, report, Args, Logged, Setup, Trace};
+use super::log::{Logged, Trace};
+use super::report::{analyse, disturbance, report};
+use super::{params_of, Args, Setup};
 use crate::Failure;
 
 /// What the replay reads of a recorded run (`autocoll.adapt/1`).

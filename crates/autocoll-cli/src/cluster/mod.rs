@@ -16,12 +16,20 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use crate::out::say;
 use crate::Failure;
 use net::Ip;
 use spec::{Host, Spec, Switch};
 
 /// Arguments of `autocoll cluster`.
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  # the 8-host 100 Mbit/s star (as root), then what of it exists
+  autocoll cluster up clusters/star8-100m.toml
+  autocoll cluster status clusters/star8-100m.toml
+  # take it down again
+  autocoll cluster down clusters/star8-100m.toml")]
 pub struct Args {
     /// What to do.
     #[arg(value_enum)]
@@ -186,7 +194,7 @@ pub fn down(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
             failed.join("\n  ")
         );
     }
-    println!("cluster {}: down", spec.name);
+    say!("cluster {}: down", spec.name);
     Ok(())
 }
 
@@ -204,7 +212,7 @@ fn status(spec: &Spec) -> ExitCode {
     let ip = Ip;
     let mut missing = 0;
     let mut line = |what: String, present: bool| {
-        println!("{} {what}", if present { "up  " } else { "DOWN" });
+        say!("{} {what}", if present { "up  " } else { "DOWN" });
         missing += usize::from(!present);
     };
     for sw in &spec.switches {
@@ -230,7 +238,7 @@ fn status(spec: &Spec) -> ExitCode {
             present,
         );
     }
-    println!("cluster {}: {missing} part(s) missing", spec.name);
+    say!("cluster {}: {missing} part(s) missing", spec.name);
     if missing == 0 {
         ExitCode::SUCCESS
     } else {
@@ -325,7 +333,7 @@ exec ip netns exec "{name}-$host" sh -c "$*"
 fn print_usage(spec: &Spec, dir: &Path) {
     let agent = dir.join("agent");
     let slots: u32 = spec.hosts.iter().map(|h| h.slots).sum();
-    println!(
+    say!(
         "cluster {}: up, {} hosts, {slots} slots, subnet {}, this namespace is {} on bridge {}",
         spec.name,
         spec.hosts.len(),
@@ -333,8 +341,8 @@ fn print_usage(spec: &Spec, dir: &Path) {
         spec.root_addr(),
         spec.bridge(&spec.top().name)
     );
-    println!("{} -n {slots} PROGRAM", dir.join("mpirun").display());
-    println!(
+    say!("{} -n {slots} PROGRAM", dir.join("mpirun").display());
+    say!(
         "autocoll launch -n {slots} --hostfile {} --agent {} -- PROGRAM",
         dir.join("hostfile.autocoll").display(),
         agent.display()

@@ -29,6 +29,12 @@ use report::{Line, Setup};
 
 /// Arguments of `autocoll compare`.
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  # bcast and allreduce against Open MPI's on the 8-host star (as root, built with --features mpi)
+  autocoll compare clusters/star8-100m.toml --op bcast,allreduce --bytes 1K..1M
+  # the report of the last run in target/compare again, without running anything
+  autocoll compare --report-only")]
 pub struct Args {
     /// The cluster's spec.
     #[arg(default_value = "clusters/star8-100m.toml")]
@@ -419,7 +425,7 @@ fn write_report(
     write(&out.join("report.md"), md.as_bytes())?;
     let json = serde_json::to_vec_pretty(&report::json(setup, &lines)).expect("JSON of plain data");
     write(&out.join("report.json"), &json)?;
-    print!("{md}");
+    crate::out::write(format_args!("{md}"));
     eprintln!(
         "autocoll compare: wrote {}",
         out.join("report.md").display()

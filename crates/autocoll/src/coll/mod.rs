@@ -3,7 +3,7 @@
 //! Everything below this module works on bytes: the typed API in
 //! [`crate::comm::Communicator`] casts user buffers to bytes and erases the
 //! reduction op into a [`Combine`]. Rooted data flows (bcast, reduce,
-//! scatter, gather) are one generic pipeline each over any [`Tree`];
+//! scatter, gather) are one generic pipeline each over any [`Tree`](crate::Tree);
 //! algorithms that are not trees live in their own files.
 
 pub(crate) mod allgather;

@@ -1,4 +1,11 @@
 //! Element types and reduction operations.
+//!
+//! The typed API takes slices of any [`Element`] (the integer and float
+//! primitives) and an [`Op`]: a [`Builtin`] (sum, prod, min, max, and the
+//! bitwise three for integers) or a user's commutative closure. Below the
+//! API the collectives move bytes, so an op is applied to byte runs that
+//! hold whole elements, read as `T` in place (or copied out when a payload
+//! from the wire is not aligned): one reduce pipeline serves every type.
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,6 +1,12 @@
 //! The embedded default: every rank is a thread of one process and messages
 //! travel over unbounded channels. A payload is shared, never copied, on its
 //! way from sender to receiver.
+//!
+//! [`run`] starts a job on scoped threads and returns what each rank
+//! returned: the transport of most tests and examples and of the command's
+//! `--transport local`, with nothing to set up. Receives are matched by the
+//! same [`Mailbox`] as `tcp`'s, so matching behaves
+//! alike on both; all ranks read one clock.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,4 +1,10 @@
 //! Summary statistics of repeated measurements: pure functions of a sample.
+//!
+//! The measurement loop repeats until the relative standard error
+//! ([`rse`]) is small enough, and every result carries the [`Summary`] of
+//! its kept repetitions (mean, median with a 95% confidence interval,
+//! spread); the lottery's drift rule compares medians. Nothing here knows
+//! about ranks or clocks, so every statistic is tested on plain numbers.
 
 use serde::{Deserialize, Serialize};
 

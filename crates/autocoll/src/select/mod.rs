@@ -1,5 +1,15 @@
 //! Which implementation runs a call. Collectives never decide: a
 //! [`Selector`] does, and hears back how long each call took.
+//!
+//! The communicator asks its selector on every plain call (`bcast`, not
+//! `bcast_with`) and, when it wants times, reports each call's enter and
+//! leave. Selectors that must agree across ranks do it through a [`Group`]
+//! of small fixed collectives that never come back here. Three ship:
+//! [`Fixed`] (MPI-like defaults), [`Table`] (a tuning file from `autocoll
+//! tune`) and [`Lottery`] (learns at run time, and can keep what it learned
+//! in a [`state`] file). Every [`Implementation`] has one text id, the name
+//! the command, tuning files and results use, and [`export`] writes a table
+//! as Open MPI's and MPICH's selection files.
 
 mod adaptive;
 pub mod export;

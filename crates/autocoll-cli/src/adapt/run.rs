@@ -1,0 +1,223 @@
+//! Running the series: every rank warms up, then runs K rounds, each with
+//! one call of every fixed candidate and one under the lottery in a fresh
+//! random order, every call after an untimed barrier; rank 0 brings the
+//! times together into a [`Trace`]. On threads ([`run_local`]) or as
+//! processes the launcher started ([`run_tcp`], [`as_rank`]).
+
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{anyhow, Context};
+use autocoll::clock::now_ns;
+use autocoll::measure::Caller;
+use autocoll::select::lottery::Rng;
+use autocoll::select::state::{Fingerprint, Store};
+use autocoll::{local, Algorithm, Collective, Communicator, Implementation, Shape};
+
+use super::disturb::{install_delay, start_disturbance, undo_throttle};
+use super::log::{Log, Logged, Trace};
+use super::{Args, Setup};
+use crate::launch;
+use crate::out::say;
+use crate::Failure;
+
+/// Rank 0 of a tcp run hands its trace to the launching process on a line
+/// that starts with this.
+const REPORT_LINE: &[u8] = b"@autocoll-adapt ";
+
+/// Untimed calls of every candidate before the experiment (connections,
+/// caches, page faults).
+const WARMUP: usize = 5;
+
+pub(super) fn run_local(p: usize, setup: &Setup) -> Result<Vec<Trace>, Failure> {
+    let mut traces = Vec::new();
+    for seeded in setup.each_seed() {
+        let outcomes = local::run(p, |mut comm| {
+            comm.set_timeout(seeded.timeout);
+            rank_main(&mut comm, &seeded)
+        });
+        let mut trace = None;
+        for (rank, outcome) in outcomes.into_iter().enumerate() {
+            let found = outcome
+                .with_context(|| format!("{p}-rank job, rank {rank}, seed {}", seeded.seed))
+                .map_err(Failure::Run)?;
+            trace = trace.or(found);
+        }
+        traces.push(trace.ok_or_else(|| Failure::Run(anyhow!("rank 0 returned no trace")))?);
+    }
+    Ok(traces)
+}
+
+/// Rank 0 reports one trace line per seed.
+pub(super) fn run_tcp(p: usize, a: &Args) -> Result<Vec<Trace>, Failure> {
+    let (lines, report) = launch::collector();
+    launch::relaunch_self(p, &a.placement, a.timeout, REPORT_LINE, report)?;
+    let lines = lines.lock().unwrap_or_else(|e| e.into_inner());
+    if lines.len() as u64 != a.seeds {
+        return Err(Failure::Run(anyhow!(
+            "rank 0 reported {} traces for {} seeds",
+            lines.len(),
+            a.seeds
+        )));
+    }
+    lines
+        .iter()
+        .map(|line| {
+            serde_json::from_slice(line)
+                .context("reading rank 0's trace")
+                .map_err(Failure::Run)
+        })
+        .collect()
+}
+
+pub(super) fn as_rank(setup: &Setup) -> Result<ExitCode, Failure> {
+    let mut comm = crate::launch::join(setup.timeout)?;
+    for seeded in setup.each_seed() {
+        if let Some(trace) = rank_main(&mut comm, &seeded).map_err(Failure::Run)? {
+            let json = serde_json::to_string(&trace).expect("JSON of plain data");
+            say!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every rank: warm up, run the interleaved rounds, bring the times to rank 0.
+fn rank_main(comm: &mut Communicator, s: &Setup) -> anyhow::Result<Option<Trace>> {
+    let size = comm.size();
+    let log = install_lottery(comm, s);
+    let delay = install_delay(comm, s);
+    let mut callers: Vec<Caller> = s
+        .candidates
+        .iter()
+        .map(|c| Caller::of(c, s.bytes, size))
+        .collect();
+    for _ in 0..WARMUP {
+        for c in &mut callers {
+            c.call(comm, s.root)?;
+        }
+    }
+    let series = s.candidates.len() + 1;
+    let mut enter = vec![0u64; series * s.calls];
+    let mut leave = vec![0u64; series * s.calls];
+    let mut restore = None;
+    let half = s.calls / 2;
+    // Each timed call starts from an untimed barrier: back to back, a
+    // call's span would include the stragglers of the call before it (a
+    // root leaves a broadcast long before its leaves do), which smears
+    // every series' times into the same average.
+    let barrier = separating_barrier();
+    // The same seed on every rank: all ranks run the same order.
+    let mut order = Order(Rng::new(s.seed ^ 0x0005_eed0_0de5));
+    let outcome = (|| -> anyhow::Result<()> {
+        for k in 0..s.calls {
+            if k == half {
+                restore = start_disturbance(comm, s, delay.as_deref())?;
+            }
+            // Each round runs the series, the lottery's included, in a
+            // fresh random order: a call leaves state behind (the emulated
+            // links' token buckets, TCP's windows, caches) that the next
+            // call inherits, and in a fixed cyclic order every series would
+            // always follow the same one (the lottery's binomial calls,
+            // always after the fixed binomial's, measured 25% slower).
+            for c in order.shuffled(series) {
+                comm.barrier_with(&barrier)?;
+                enter[c * s.calls + k] = now_ns();
+                match callers.get_mut(c) {
+                    Some(caller) => caller.call(comm, s.root)?,
+                    None => callers[0].call_selected(comm, s.root)?,
+                }
+                leave[c * s.calls + k] = now_ns();
+            }
+        }
+        Ok(())
+    })();
+    if let Some(undo) = restore {
+        undo_throttle(&undo);
+    }
+    outcome?;
+    comm.save_selector().context("saving the lottery's state")?;
+    let spans = agreed_spans(comm, &enter, &leave)?;
+    let Some(spans) = spans else { return Ok(None) };
+    let log = log.lock().unwrap_or_else(|e| e.into_inner());
+    let names: Vec<String> = s.candidates.iter().map(|c| c.to_string()).collect();
+    let mut fixed: Vec<Vec<f64>> = spans.chunks(s.calls).map(<[f64]>::to_vec).collect();
+    let lottery = fixed.pop().expect("the lottery's series");
+    Ok(Some(log.trace(&names, comm.hosts(), fixed, lottery)))
+}
+
+/// Random orders of the series of a round.
+struct Order(Rng);
+
+impl Order {
+    /// 0..n in a random order (Fisher–Yates).
+    fn shuffled(&mut self, n: usize) -> Vec<usize> {
+        let mut v: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            let j = ((self.0.uniform() * (i + 1) as f64) as usize).min(i);
+            v.swap(i, j);
+        }
+        v
+    }
+}
+
+fn install_lottery(comm: &mut Communicator, s: &Setup) -> Arc<Mutex<Log>> {
+    let mut lottery = s.lottery();
+    if let Some(path) = &s.state {
+        let fingerprint = Fingerprint::new(&comm.hosts(), comm.transport_kind());
+        lottery = lottery.with_store(Store::new(path, fingerprint, comm.rank() == 0));
+    }
+    let (logged, log) = Logged::new(lottery, s.calls);
+    comm.set_selector(Box::new(logged));
+    log
+}
+
+/// The barrier between timed calls; not the plain barrier, which would go
+/// through the lottery.
+pub(super) fn separating_barrier() -> Implementation {
+    Implementation::new(Collective::Barrier, Algorithm::Dissemination, None)
+        .expect("the dissemination barrier exists")
+}
+
+/// Every call's time as all ranks agree on it, at rank 0: the span
+/// max(leave) − min(enter) with a shared clock, else the longest rank's
+/// duration.
+fn agreed_spans(
+    comm: &mut Communicator,
+    enter: &[u64],
+    leave: &[u64],
+) -> anyhow::Result<Option<Vec<f64>>> {
+    let n = enter.len();
+    let size = comm.size();
+    let mut mine = enter.to_vec();
+    mine.extend_from_slice(leave);
+    let mut all = if comm.rank() == 0 {
+        vec![0u64; 2 * n * size]
+    } else {
+        Vec::new()
+    };
+    let gather = Implementation::tree(Collective::Gather, Shape::Flat, None)?;
+    comm.gather_with(&gather, &mine, &mut all, 0)?;
+    if comm.rank() != 0 {
+        return Ok(None);
+    }
+    let shared = comm.shared_clock();
+    let spans = (0..n)
+        .map(|i| {
+            let ranks = all.chunks(2 * n);
+            let (mut lo, mut hi, mut longest) = (u64::MAX, 0u64, 0u64);
+            for r in ranks {
+                let (e, l) = (r[i], r[n + i]);
+                lo = lo.min(e);
+                hi = hi.max(l);
+                longest = longest.max(l.saturating_sub(e));
+            }
+            let ns = if shared {
+                hi.saturating_sub(lo)
+            } else {
+                longest
+            };
+            ns as f64 * 1e-9
+        })
+        .collect();
+    Ok(Some(spans))
+}

@@ -1,0 +1,387 @@
+//! `autocoll bench`: time implementations across rank counts and sizes with
+//! the methods of `autocoll::measure`.
+//!
+//! Every rank runs [`rank_main`] over the same plan; rank 0 reports each
+//! finished point through a sink (table, progress bar, results). With the
+//! local transport the ranks are threads of this process; a process-based
+//! transport runs the same function in every launched process (tcp: this
+//! command launches them; mpi: mpirun did, and every process is a rank).
+//!
+//! With `--baseline` (mpi only) each size also times the MPI library's own
+//! collective, `<op>:mpi`, with the same method, before autocoll's
+//! implementations of that size: interleaved, so that a drift of the
+//! machine over the run affects both alike.
+//!
+//! This file holds the arguments, their checks and the wiring; `plan`
+//! builds the points of the sweep, `run` runs them on every rank and
+//! `rows` prints and writes the results.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use autocoll::measure::{Method, Options};
+use autocoll::select::parse_bytes;
+use autocoll::Collective;
+
+use crate::launch::{self, Placement};
+use crate::{args, baseline, Failure};
+
+use crate::out::say;
+use plan::{plan, Sweep};
+pub(crate) use plan::{plan_ours, sizes, Planned};
+pub(crate) use rows::Row;
+use rows::{table_header, table_line, write_outputs};
+use run::{as_rank, run_mpi};
+pub(crate) use run::{install_ctrl_c, progress, rank_main, run_local, run_tcp, say, Report, Sink};
+
+mod plan;
+mod rows;
+mod run;
+
+/// Arguments of `autocoll bench`.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  # two broadcast trees on 2 and 4 threads, 1K to 64K per rank, also as CSV
+  autocoll bench --op bcast --impl bcast:chain,bcast:binomial -n 2,4 --bytes 1K..64K --step 8 --csv bcast.csv
+  # a segmented chain against binomial on 4 processes over tcp, as JSON and an SVG plot
+  autocoll bench --transport tcp --op bcast -n 4 --impl bcast:chain:seg=16K,bcast:binomial \\
+      --bytes 64K..1M --step 4 --json bcast.json --plot bcast.svg")]
+pub struct Args {
+    /// The collective to time.
+    #[arg(long)]
+    op: String,
+    /// Implementation ids (comma list), or `all` for every family with
+    /// segment sizes from 1K up to twice the message size.
+    #[arg(long = "impl", default_value = "all")]
+    imp: String,
+    /// Ranks: `4`, a list `2,4,8` or a range `2..16` (default 4). Under
+    /// `--transport mpi` mpirun decides; a given `-n` must agree with it.
+    #[arg(short = 'n')]
+    ranks: Option<String>,
+    /// Bytes per rank: a list (K, M suffixes) or a range `1K..8M` stepping
+    /// by ×--step; rounded down to whole elements (f64 for reductions).
+    #[arg(long, default_value = "64K")]
+    bytes: String,
+    /// Factor between the sizes of a --bytes range.
+    #[arg(long, default_value_t = 2)]
+    step: usize,
+    /// Root of rooted collectives.
+    #[arg(long, default_value_t = 0)]
+    root: usize,
+    /// Methods (comma list): send-latency, rounds, barrier, ack, ol-i, truth.
+    #[arg(long, default_value = "ol-i")]
+    method: String,
+    /// Also run `truth` at every point and report each method's signed
+    /// relative error against it (of the medians).
+    #[arg(long)]
+    compare_truth: bool,
+    #[command(flatten)]
+    stats: crate::args::Repeat,
+    /// Where the ranks run.
+    #[arg(long, value_enum, default_value_t = Transport::Local)]
+    transport: Transport,
+    /// Also time the MPI library's own collective (`<op>:mpi`) at every
+    /// size, with the same method, between autocoll's (--transport mpi).
+    #[arg(long)]
+    baseline: bool,
+    /// Make Open MPI's tuned component run its algorithm N for the
+    /// baseline (sets `coll_tuned_use_dynamic_rules` and
+    /// `coll_tuned_<op>_algorithm` before MPI starts); the rows are
+    /// `<op>:mpi:alg=N`. With 0 or left out, Open MPI chooses.
+    #[arg(long, value_name = "N")]
+    baseline_alg: Option<u32>,
+    /// With --baseline-alg: the forced algorithm's segment size (sets
+    /// `coll_tuned_<op>_algorithm_segmentsize`; Open MPI's default for a
+    /// forced algorithm is 0, unsegmented); the rows are
+    /// `<op>:mpi:alg=N:seg=S`.
+    #[arg(long, value_name = "BYTES")]
+    baseline_seg: Option<String>,
+    /// Where the ranks of a tcp run start (passed to the launcher).
+    #[command(flatten)]
+    placement: Placement,
+    /// Seconds a rank waits for a peer before giving up.
+    #[arg(long, default_value_t = 30)]
+    timeout: u64,
+    /// Write every result, with its raw repetitions, as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write the results (without raw repetitions) as CSV.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Draw time against message size (or ranks, for one size) as SVG.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+/// Transports `bench` can run on.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Transport {
+    /// Every rank a thread of this process.
+    Local,
+    /// Every rank a process, started by `autocoll launch`.
+    Tcp,
+    /// Every process `mpirun` started is a rank (build with `--features
+    /// mpi`); rank 0 reports.
+    Mpi,
+}
+
+impl Transport {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Transport::Local => "local",
+            Transport::Tcp => "tcp",
+            Transport::Mpi => "mpi",
+        }
+    }
+}
+
+pub fn run(a: Args) -> Result<ExitCode, Failure> {
+    let op: Collective =
+        a.op.parse()
+            .map_err(|e| Failure::Usage(format!("--op: {e}")))?;
+    let forced = check_baseline(&a, op)?;
+    if let (Some(forced), true) = (forced, is_mpi_rank(&a)) {
+        // Before any thread starts (the Ctrl-C handler's) and before MPI_Init.
+        baseline::force(op, forced)?;
+    }
+    let methods = methods(&a.method, a.compare_truth)?;
+    let ranks = args::ranks(a.ranks.as_deref().unwrap_or("4"))?;
+    let sizes = sizes(op, &args::bytes(&a.bytes, a.step)?);
+    let impls = args::impls(&a.imp)?;
+    if let Some(list) = &impls {
+        if let Some(bad) = list.iter().find(|i| i.op != op) {
+            return Err(Failure::Usage(format!(
+                "--impl {bad} is not an implementation of --op {op}"
+            )));
+        }
+    }
+    // Under mpi the job's size is known once MPI has started (run_mpi).
+    if op.rooted() && a.transport != Transport::Mpi {
+        if let Some(&p) = ranks.iter().find(|&&p| a.root >= p) {
+            return Err(Failure::Usage(format!(
+                "--root {} is not a rank of a {p}-rank job",
+                a.root
+            )));
+        }
+    }
+    check_options(&a)?;
+    let opts = a.stats.options();
+    let sweep = Sweep {
+        op,
+        impls: impls.as_deref(),
+        sizes: &sizes,
+        root: a.root,
+        methods: &methods,
+        baseline: a.baseline.then(|| baseline::id(op, forced)),
+    };
+    let plans: Vec<(usize, Vec<Planned>)> = ranks.iter().map(|&p| (p, plan(&sweep))).collect();
+    let total: usize = plans
+        .iter()
+        .map(|(_, pl)| pl.iter().map(|x| x.methods.len()).sum::<usize>())
+        .sum();
+    let stop = Arc::new(AtomicBool::new(false));
+    install_ctrl_c(stop.clone());
+    if a.transport == Transport::Tcp && launch::is_rank() {
+        return as_rank(&a, &sweep, &opts, &stop);
+    }
+    if a.transport == Transport::Mpi {
+        return run_mpi(&a, &sweep, &opts, &stop);
+    }
+    let bar = progress(total as u64);
+    let rows = Arc::new(Mutex::new(Vec::<Row>::new()));
+    let sink: Sink = {
+        let (bar, rows) = (bar.clone(), rows.clone());
+        Arc::new(move |batch: Vec<Row>| {
+            // The table goes to stdout, the bar to stderr (hidden when it
+            // is not a terminal); suspending the bar keeps the two apart.
+            bar.suspend(|| {
+                for row in &batch {
+                    say!("{}", table_line(row));
+                }
+            });
+            bar.inc(batch.len() as u64);
+            rows.lock().unwrap_or_else(|p| p.into_inner()).extend(batch);
+        })
+    };
+    say!("{}", table_header());
+    let timeout = Duration::from_secs(a.timeout);
+    let hosts = Arc::new(Mutex::new(vec!["localhost".to_string()]));
+    let mut outcome = Ok(());
+    for (p, plan) in &plans {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        outcome = match a.transport {
+            Transport::Local => run_local(*p, plan, &opts, timeout, &stop, &*sink),
+            Transport::Tcp => run_tcp(*p, &a.placement, a.timeout, sink.clone(), hosts.clone()),
+            Transport::Mpi => unreachable!("mpi runs returned above"),
+        };
+        if outcome.is_err() {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    let rows = std::mem::take(&mut *rows.lock().unwrap_or_else(|p| p.into_inner()));
+    let hosts = hosts.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    finish(&a, op, &rows, hosts, outcome, &stop)
+}
+
+/// Writes the outputs of the results that finished, then reports the run.
+pub(super) fn finish(
+    a: &Args,
+    op: Collective,
+    rows: &[Row],
+    hosts: Vec<String>,
+    outcome: anyhow::Result<()>,
+    stop: &AtomicBool,
+) -> Result<ExitCode, Failure> {
+    if stop.load(Ordering::Relaxed) {
+        eprintln!(
+            "autocoll: interrupted; writing the {} results that finished",
+            rows.len()
+        );
+    }
+    write_outputs(a, op, rows, hosts)?;
+    outcome.map_err(Failure::Run)?;
+    Ok(if stop.load(Ordering::Relaxed) {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// True in a process of an mpi run (every one is a rank).
+fn is_mpi_rank(a: &Args) -> bool {
+    a.transport == Transport::Mpi
+}
+
+/// Refuses baseline options that cannot apply; returns the algorithm to
+/// force, if any.
+fn check_baseline(a: &Args, op: Collective) -> Result<Option<baseline::Forced>, Failure> {
+    if a.baseline && a.transport != Transport::Mpi {
+        return Err(Failure::Usage(format!(
+            "--baseline times the MPI library's collective: it needs --transport mpi (not {})",
+            a.transport.name()
+        )));
+    }
+    if a.baseline_alg.is_some() && !a.baseline {
+        return Err(Failure::Usage(
+            "--baseline-alg chooses the baseline's algorithm: give --baseline too".into(),
+        ));
+    }
+    let alg = a.baseline_alg.filter(|&n| n > 0);
+    let seg = match (&a.baseline_seg, alg) {
+        (None, _) => None,
+        (Some(_), None) => {
+            return Err(Failure::Usage(
+                "--baseline-seg is the segment size of a forced algorithm: give --baseline-alg N (N ≥ 1) too".into(),
+            ))
+        }
+        (Some(text), Some(_)) => Some(
+            parse_bytes(text).map_err(|e| Failure::Usage(format!("--baseline-seg: {e}")))?,
+        ),
+    };
+    let forced = alg.map(|alg| baseline::Forced { alg, seg });
+    if let Some(f) = forced {
+        baseline::mca_env(op, f)?;
+    }
+    let names_library = |i: &String| i.ends_with(":mpi") || i.contains(":mpi:");
+    if args::impls(&a.imp).is_err() && args::split("--impl", &a.imp)?.iter().any(names_library) {
+        return Err(Failure::Usage(format!(
+            "--impl {}: the MPI library's collective is not an autocoll implementation; time it with --baseline",
+            a.imp
+        )));
+    }
+    Ok(forced)
+}
+
+/// Refuses option combinations that cannot run.
+fn check_options(a: &Args) -> Result<(), Failure> {
+    check_sweep(a.transport, &a.placement, &a.stats.options())
+}
+
+/// `tune` and `adapt` run their ranks as threads or through the launcher;
+/// under mpirun only `bench` and `check` run for now.
+pub(crate) fn refuse_mpi(command: &str, transport: Transport) -> Result<(), Failure> {
+    if transport == Transport::Mpi {
+        return Err(Failure::Usage(format!(
+            "{command} runs on --transport local or tcp; --transport mpi is for bench and check"
+        )));
+    }
+    Ok(())
+}
+
+/// `--hostfile` and `--agent` only make sense for the launcher.
+pub(crate) fn check_placement(transport: Transport, placement: &Placement) -> Result<(), Failure> {
+    let placed = placement.hostfile.is_some() || placement.agent.is_some();
+    if placed && transport != Transport::Tcp {
+        return Err(Failure::Usage(
+            "--hostfile and --agent go to the launcher: use them with --transport tcp".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses sweep settings that cannot run (shared with `tune`).
+pub(crate) fn check_sweep(
+    transport: Transport,
+    placement: &Placement,
+    a: &Options,
+) -> Result<(), Failure> {
+    check_placement(transport, placement)?;
+    // Written so that NaN is refused too.
+    if a.rse.is_nan() || a.rse <= 0.0 {
+        return Err(Failure::Usage(format!(
+            "--rse {} must be above 0 (e.g. 0.03)",
+            a.rse
+        )));
+    }
+    if a.calls == 0 || a.max_reps == 0 {
+        return Err(Failure::Usage(
+            "--calls and --max-reps must be at least 1".into(),
+        ));
+    }
+    if a.min_reps > a.max_reps {
+        return Err(Failure::Usage(format!(
+            "--min-reps {} is above --max-reps {}",
+            a.min_reps, a.max_reps
+        )));
+    }
+    Ok(())
+}
+
+/// The methods asked for, with `truth` first when comparing against it.
+fn methods(text: &str, compare_truth: bool) -> Result<Vec<Method>, Failure> {
+    let mut out: Vec<Method> = Vec::new();
+    for item in args::split("--method", text)? {
+        let m: Method = item
+            .parse()
+            .map_err(|e| Failure::Usage(format!("--method: {e}")))?;
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    if compare_truth {
+        out.retain(|&m| m != Method::Truth);
+        out.insert(0, Method::Truth);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn methods_parse_and_truth_comes_first_when_compared() {
+        let m = methods("ol-i,rounds,ol-i", true).ok().unwrap();
+        assert_eq!(m, vec![Method::Truth, Method::OlI, Method::Rounds]);
+        assert!(
+            matches!(methods("ol-j", false), Err(Failure::Usage(e)) if e.contains("unknown method `ol-j`"))
+        );
+    }
+}

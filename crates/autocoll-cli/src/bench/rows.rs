@@ -1,0 +1,188 @@
+//! The results as rows: one per method at a point, printed as a table
+//! line as each point finishes and written at the end as JSON
+//! (`autocoll.bench/1`, with the raw repetitions), CSV and an SVG plot.
+//! `tune`, `compare` and the plots read the same rows.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use autocoll::measure::{Measurement, Method};
+use autocoll::select::format_bytes;
+use autocoll::Collective;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::json;
+
+use super::plan::Subject;
+use super::Args;
+use crate::{plot, Failure};
+
+/// JSON has no NaN (a statistic of no kept repetition): it travels as null.
+fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Option::<f64>::deserialize(d).map(|v| v.unwrap_or(f64::NAN))
+}
+
+/// One row of the results: a method at a point.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Row {
+    pub op: String,
+    #[serde(rename = "impl")]
+    pub imp: String,
+    pub ranks: usize,
+    pub bytes: usize,
+    pub root: usize,
+    pub method: Method,
+    pub reps: usize,
+    pub discarded: usize,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub mean_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub median_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub min_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub max_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub stddev_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub ci95_lo_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub ci95_hi_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_vs_truth: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ol_i_s: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<f64>,
+    pub raw_s: Vec<f64>,
+}
+
+impl Row {
+    pub(super) fn new(subject: &Subject, ranks: usize, m: Measurement) -> Row {
+        let s = m.summary;
+        Row {
+            op: subject.op().to_string(),
+            imp: subject.id(),
+            ranks,
+            bytes: subject.bytes(),
+            root: subject.root(),
+            method: m.method,
+            reps: m.reps,
+            discarded: m.discarded,
+            mean_s: s.mean,
+            median_s: s.median,
+            min_s: s.min,
+            max_s: s.max,
+            stddev_s: s.stddev,
+            ci95_lo_s: s.ci95_lo,
+            ci95_hi_s: s.ci95_hi,
+            error_vs_truth: None,
+            ol_i_s: m.ol_i,
+            window_s: m.window,
+            raw_s: m.raw,
+        }
+    }
+}
+
+pub(super) fn table_header() -> String {
+    format!(
+        "{:<34} {:>5} {:>8} {:<12} {:>11} {:>11} {:>23} {:>5} {:>6} {:>8}",
+        "impl",
+        "ranks",
+        "bytes",
+        "method",
+        "median µs",
+        "mean µs",
+        "95% CI of median µs",
+        "reps",
+        "disc",
+        "vs truth"
+    )
+}
+
+pub(super) fn table_line(r: &Row) -> String {
+    let us = |s: f64| format!("{:.2}", s * 1e6);
+    let err = r
+        .error_vs_truth
+        .map(|e| format!("{:+.1}%", e * 100.0))
+        .unwrap_or_default();
+    format!(
+        "{:<34} {:>5} {:>8} {:<12} {:>11} {:>11} {:>23} {:>5} {:>6} {:>8}",
+        r.imp,
+        r.ranks,
+        format_bytes(r.bytes),
+        r.method.name(),
+        us(r.median_s),
+        us(r.mean_s),
+        format!("{} .. {}", us(r.ci95_lo_s), us(r.ci95_hi_s)),
+        r.reps,
+        r.discarded,
+        err
+    )
+}
+
+pub(super) fn write_outputs(
+    a: &Args,
+    op: Collective,
+    rows: &[Row],
+    hosts: Vec<String>,
+) -> Result<(), Failure> {
+    let write = |path: &PathBuf, data: &[u8], what: &str| {
+        autocoll::files::write_atomic(path, data)
+            .with_context(|| format!("writing {what}"))
+            .map_err(Failure::Run)
+    };
+    if let Some(path) = &a.json {
+        let doc = json!({
+            "schema": "autocoll.bench/1",
+            "transport": a.transport.name(),
+            "hosts": hosts,
+            "results": rows,
+        });
+        let text = serde_json::to_vec_pretty(&doc).expect("JSON of plain data");
+        write(path, &text, "--json")?;
+    }
+    if let Some(path) = &a.csv {
+        write(path, csv(rows).as_bytes(), "--csv")?;
+    }
+    if let Some(path) = &a.plot {
+        let svg = plot::svg(op, rows).map_err(|e| Failure::Run(anyhow::anyhow!("plot: {e}")))?;
+        write(path, svg.as_bytes(), "--plot")?;
+    }
+    Ok(())
+}
+
+fn csv(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "op,impl,ranks,bytes,root,method,reps,discarded,mean_s,median_s,min_s,max_s,stddev_s,ci95_lo_s,ci95_hi_s,error_vs_truth\n",
+    );
+    let num = |x: f64| {
+        if x.is_finite() {
+            x.to_string()
+        } else {
+            String::new()
+        }
+    };
+    for r in rows {
+        let fields = [
+            r.op.clone(),
+            r.imp.clone(),
+            r.ranks.to_string(),
+            r.bytes.to_string(),
+            r.root.to_string(),
+            r.method.name().to_string(),
+            r.reps.to_string(),
+            r.discarded.to_string(),
+            num(r.mean_s),
+            num(r.median_s),
+            num(r.min_s),
+            num(r.max_s),
+            num(r.stddev_s),
+            num(r.ci95_lo_s),
+            num(r.ci95_hi_s),
+            r.error_vs_truth.map(num).unwrap_or_default(),
+        ];
+        out.push_str(&fields.join(","));
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,240 @@
+//! Running a plan: every rank runs [`rank_main`], on threads of this
+//! process ([`run_local`]), as processes the launcher started ([`run_tcp`]
+//! and [`as_rank`], rank 0 reporting its rows on lines of its output) or
+//! under mpirun ([`run_mpi`]). A Ctrl-C stops all ranks at the same point.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context;
+use autocoll::check::Native;
+use autocoll::measure::{self, Measurement, Method, Options};
+use autocoll::{local, Communicator};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
+
+use super::plan::{plan, Planned, Subject, Sweep};
+use super::rows::Row;
+use super::Args;
+#[cfg(feature = "mpi")]
+use super::{finish, rows::table_header, rows::table_line};
+#[cfg(feature = "mpi")]
+use crate::args;
+use crate::launch::{self, Placement};
+use crate::out::say;
+use crate::Failure;
+
+/// Rank 0 of a tcp run hands its reports to the launching process on lines
+/// that start with this.
+pub(crate) const REPORT_LINE: &[u8] = b"@autocoll-bench ";
+
+/// What rank 0 of a tcp run reports.
+#[derive(Serialize, Deserialize)]
+pub(crate) enum Report {
+    /// The host of every rank.
+    Hosts(Vec<String>),
+    /// The results of one point.
+    Rows(Vec<Row>),
+}
+
+/// Where rows go: the table, the progress bar and the results.
+pub(crate) type Sink = Arc<dyn Fn(Vec<Row>) + Send + Sync>;
+
+/// Launches `p` copies of this command over tcp; rank 0's reported rows go
+/// to `sink` as they come.
+pub(crate) fn run_tcp(
+    p: usize,
+    placement: &Placement,
+    timeout: u64,
+    sink: Sink,
+    hosts: Arc<Mutex<Vec<String>>>,
+) -> anyhow::Result<()> {
+    let report = Arc::new(
+        move |line: &[u8]| match serde_json::from_slice::<Report>(line) {
+            Ok(Report::Rows(rows)) => sink(rows),
+            Ok(Report::Hosts(list)) => *hosts.lock().unwrap_or_else(|e| e.into_inner()) = list,
+            Err(e) => eprintln!("autocoll: unreadable report from rank 0: {e}"),
+        },
+    );
+    launch::relaunch_self(p, placement, timeout, REPORT_LINE, report).map_err(|f| match f {
+        Failure::Run(e) => e,
+        Failure::Usage(m) => anyhow::anyhow!(m),
+    })
+}
+
+/// One rank of a tcp run: the plan for this job's size, with rank 0
+/// printing its reports for the launching process.
+pub(super) fn as_rank(
+    a: &Args,
+    sweep: &Sweep,
+    opts: &Options,
+    stop: &AtomicBool,
+) -> Result<ExitCode, Failure> {
+    let mut comm = crate::launch::join(Duration::from_secs(a.timeout))?;
+    if comm.rank() == 0 {
+        say(&Report::Hosts(comm.hosts()));
+    }
+    let plan = plan(sweep);
+    let sink = |rows: Vec<Row>| say(&Report::Rows(rows));
+    rank_main(&mut comm, &plan, opts, stop, None, &sink)
+        .context("running the plan")
+        .map_err(Failure::Run)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints a report for the launching process (rank 0 of a tcp run).
+pub(crate) fn say(report: &Report) {
+    let json = serde_json::to_string(report).expect("JSON of plain data");
+    say!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
+}
+
+#[cfg(not(feature = "mpi"))]
+pub(super) fn run_mpi(
+    _: &Args,
+    _: &Sweep,
+    _: &Options,
+    _: &AtomicBool,
+) -> Result<ExitCode, Failure> {
+    Err(Failure::Usage(
+        "--transport mpi: this autocoll was built without MPI; rebuild with `cargo build --release --features mpi`".into(),
+    ))
+}
+
+/// One process of an mpi run: every process is a rank and runs the plan;
+/// rank 0 prints the table and writes the outputs.
+#[cfg(feature = "mpi")]
+pub(super) fn run_mpi(
+    a: &Args,
+    sweep: &Sweep,
+    opts: &Options,
+    stop: &AtomicBool,
+) -> Result<ExitCode, Failure> {
+    let (mut comm, library) =
+        autocoll::comm::mpi::world_with_library().context("starting the mpi transport")?;
+    let p = comm.size();
+    args::agree_with_mpirun(a.ranks.as_deref(), p)?;
+    if sweep.op.rooted() && a.root >= p {
+        return Err(Failure::Usage(format!(
+            "--root {} is not a rank of a {p}-rank job",
+            a.root
+        )));
+    }
+    comm.set_timeout(Duration::from_secs(a.timeout));
+    let plan = plan(sweep);
+    let rows = Mutex::new(Vec::<Row>::new());
+    let sink = |batch: Vec<Row>| {
+        for row in &batch {
+            say!("{}", table_line(row));
+        }
+        rows.lock().unwrap_or_else(|e| e.into_inner()).extend(batch);
+    };
+    if comm.rank() == 0 {
+        say!("{}", table_header());
+    }
+    let outcome =
+        rank_main(&mut comm, &plan, opts, stop, Some(&library), &sink).context("running the plan");
+    if comm.rank() != 0 {
+        outcome.map_err(Failure::Run)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows = rows.into_inner().unwrap_or_else(|e| e.into_inner());
+    finish(a, sweep.op, &rows, comm.hosts(), outcome, stop)
+}
+
+pub(crate) fn run_local(
+    p: usize,
+    plan: &[Planned],
+    opts: &Options,
+    timeout: Duration,
+    stop: &AtomicBool,
+    sink: &(dyn Fn(Vec<Row>) + Sync),
+) -> anyhow::Result<()> {
+    let outcomes = local::run(p, |mut comm| {
+        comm.set_timeout(timeout);
+        rank_main(&mut comm, plan, opts, stop, None, sink)
+    });
+    for (rank, outcome) in outcomes.into_iter().enumerate() {
+        outcome.with_context(|| format!("{p}-rank job, rank {rank}"))?;
+    }
+    Ok(())
+}
+
+/// What every rank runs: each planned point with each of its methods.
+/// Before each point rank 0 tells every rank whether to go on, so that an
+/// interrupt stops all ranks at the same point. `library` runs the
+/// baseline's points (a plan has them only under mpi).
+pub(crate) fn rank_main(
+    comm: &mut Communicator,
+    plan: &[Planned],
+    opts: &Options,
+    stop: &AtomicBool,
+    library: Option<&dyn Native>,
+    sink: &(dyn Fn(Vec<Row>) + Sync),
+) -> autocoll::Result<()> {
+    for planned in plan {
+        let go = !stop.load(Ordering::Relaxed);
+        if !measure::agree(comm, go)? {
+            break;
+        }
+        let mut found = Vec::new();
+        for &m in &planned.methods {
+            let result = match (&planned.subject, library) {
+                (Subject::Ours(point), _) => measure::run_point(comm, point, m, opts)?,
+                (Subject::Library(point, _), Some(lib)) => {
+                    measure::run_baseline(comm, lib, point, m, opts)?
+                }
+                (Subject::Library(_, id), None) => {
+                    return Err(autocoll::Error::Config(format!(
+                        "{id}: the MPI library's collective runs only under --transport mpi"
+                    )))
+                }
+            };
+            found.extend(result);
+        }
+        if comm.rank() == 0 {
+            sink(rows_of(&planned.subject, comm.size(), found));
+        }
+    }
+    Ok(())
+}
+
+/// Rows of one point, with each method's error against the truth if run.
+fn rows_of(point: &Subject, ranks: usize, found: Vec<Measurement>) -> Vec<Row> {
+    let truth = found.iter().find(|m| m.method == Method::Truth).cloned();
+    found
+        .into_iter()
+        .map(|m| {
+            let err = match &truth {
+                Some(t) if m.method != Method::Truth => Some(m.error_vs(t)),
+                _ => None,
+            };
+            let mut row = Row::new(point, ranks, m);
+            row.error_vs_truth = err.filter(|e| e.is_finite());
+            row
+        })
+        .collect()
+}
+
+pub(crate) fn install_ctrl_c(stop: Arc<AtomicBool>) {
+    let result = ctrlc::set_handler(move || {
+        if stop.swap(true, Ordering::Relaxed) {
+            // A second Ctrl-C: the user does not want to wait for the point.
+            std::process::exit(130);
+        }
+    });
+    if let Err(e) = result {
+        eprintln!("autocoll: Ctrl-C will not stop the sweep cleanly: {e}");
+    }
+}
+
+pub(crate) fn progress(total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    let style = ProgressStyle::with_template(
+        "{bar:30} {pos}/{len} results, {elapsed_precise} elapsed, ETA {eta}",
+    )
+    .expect("a valid progress template");
+    bar.set_style(style);
+    bar
+}
