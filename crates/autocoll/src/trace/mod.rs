@@ -6,3 +6,4 @@
 //! the files of all ranks together.
 
 pub mod format;
+pub mod messages;
