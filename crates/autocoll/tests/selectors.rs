@@ -20,7 +20,7 @@ impl Observer for Calls {
             self.0
                 .lock()
                 .unwrap()
-                .push((e.rank, e.call, e.imp.to_string()));
+                .push((e.rank, e.sig.seq, e.imp.to_string()));
         }
     }
 }

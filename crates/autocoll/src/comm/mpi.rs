@@ -95,7 +95,9 @@ pub fn world_with_library() -> Result<(Communicator, Library)> {
         world: SimpleCommunicator::world(),
         _session: session,
     };
-    Ok((Communicator::new(Box::new(transport)), library))
+    let mut comm = Communicator::new(Box::new(transport));
+    crate::trace::from_env(&mut comm)?;
+    Ok((comm, library))
 }
 
 /// One rank's end of the MPI transport.

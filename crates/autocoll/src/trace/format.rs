@@ -188,7 +188,7 @@ impl Call {
     }
 }
 
-fn stage_code(stage: Stage) -> u8 {
+pub(crate) fn stage_code(stage: Stage) -> u8 {
     match stage {
         Stage::Enter => 0,
         Stage::Received => 1,
@@ -198,7 +198,7 @@ fn stage_code(stage: Stage) -> u8 {
     }
 }
 
-fn stage_of(code: u8) -> Option<Stage> {
+pub(crate) fn stage_of(code: u8) -> Option<Stage> {
     Some(match code {
         0 => Stage::Enter,
         1 => Stage::Received,
@@ -209,7 +209,7 @@ fn stage_of(code: u8) -> Option<Stage> {
     })
 }
 
-fn op_code(op: Collective) -> u8 {
+pub(crate) fn op_code(op: Collective) -> u8 {
     Collective::ALL
         .iter()
         .position(|&c| c == op)
@@ -218,17 +218,24 @@ fn op_code(op: Collective) -> u8 {
 
 /// Appends a call record and its events to `out`.
 pub fn encode_call(out: &mut Vec<u8>, call: &Call) {
+    encode_call_head(out, call, call.events.len() as u32);
+    for e in &call.events {
+        encode_event(out, e);
+    }
+}
+
+/// Appends the record of `call` saying that `events` events follow it
+/// (`call.events` is not read): for a writer that keeps its events
+/// elsewhere and appends them with [`encode_event`].
+pub fn encode_call_head(out: &mut Vec<u8>, call: &Call, events: u32) {
     out.extend_from_slice(&call.seq.to_le_bytes());
     out.extend_from_slice(&call.bytes.to_le_bytes());
     out.extend_from_slice(&call.imp.to_le_bytes());
     out.extend_from_slice(&call.root.to_le_bytes());
     out.extend_from_slice(&call.tree.to_le_bytes());
-    out.extend_from_slice(&(call.events.len() as u32).to_le_bytes());
+    out.extend_from_slice(&events.to_le_bytes());
     out.push(op_code(call.op));
     out.extend_from_slice(&[0; 7]);
-    for e in &call.events {
-        encode_event(out, e);
-    }
 }
 
 /// Appends one event record to `out`.
@@ -250,6 +257,17 @@ pub fn encode<'c>(header: &Header, calls: impl IntoIterator<Item = &'c Call>) ->
         n_calls += 1;
         n_events += call.events.len() as u64;
     }
+    let mut out = header_line(header, n_calls, n_events);
+    out.extend_from_slice(&body);
+    append_trailer(&mut out, n_calls, n_events);
+    out
+}
+
+/// The header line of a file holding `n_calls` calls and `n_events`
+/// events (the header's counts are set from them), ending in `\n`: the
+/// start of a file whose records a writer appends with
+/// [`encode_call_head`] and [`encode_event`] before [`append_trailer`].
+pub fn header_line(header: &Header, n_calls: u64, n_events: u64) -> Vec<u8> {
     let header = Header {
         calls: n_calls,
         events: n_events,
@@ -257,14 +275,18 @@ pub fn encode<'c>(header: &Header, calls: impl IntoIterator<Item = &'c Call>) ->
     };
     let mut out = serde_json::to_vec(&header).expect("a header serialises");
     out.push(b'\n');
-    out.extend_from_slice(&body);
-    let crc = crc32fast::hash(&out);
+    out
+}
+
+/// Ends the file in `out` (header line and records) with the trailer:
+/// the counts and the checksum of every byte before it.
+pub fn append_trailer(out: &mut Vec<u8>, n_calls: u64, n_events: u64) {
+    let crc = crc32fast::hash(out);
     out.extend_from_slice(TRAILER_MAGIC);
     out.extend_from_slice(&n_calls.to_le_bytes());
     out.extend_from_slice(&n_events.to_le_bytes());
     out.extend_from_slice(&crc.to_le_bytes());
     out.extend_from_slice(&[0; 4]);
-    out
 }
 
 /// Reads a trace file call by call, checking everything it reads.
