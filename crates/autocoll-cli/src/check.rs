@@ -12,6 +12,7 @@ use serde_json::json;
 
 use crate::launch::{self, Placement};
 use crate::out::say;
+use crate::traced::{self, TraceArg};
 use crate::{args, Failure};
 
 /// The line on which rank 0 of a `tcp` check hands its report to the
@@ -65,6 +66,8 @@ pub struct Args {
     /// Write the outcome as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
+    #[command(flatten)]
+    trace: TraceArg,
 }
 
 /// Transports `check` can run on.
@@ -92,6 +95,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             .parse::<Builtin>()
             .map_err(|e| Failure::Usage(format!("--reduce-op: {e}")))?,
     };
+    a.trace.check()?;
     let ops = args::ops(&a.op)?;
     if ops.iter().any(|op| op.reduces()) {
         probe_op(&config)?;
@@ -148,17 +152,25 @@ impl Plan {
 /// Cases run and failures seen, once all ranks are in.
 type Outcome = Option<(usize, Vec<CaseFailure>)>;
 
+/// The `-n` sizes of a local or tcp check.
+fn job_sizes(a: &Args) -> Result<Vec<usize>, Failure> {
+    args::ranks(a.ranks.as_deref().unwrap_or("5"))
+}
+
 /// Runs the cases once per `-n` size, on threads or launched processes.
 fn run_each_size(a: &Args, plan: &Plan) -> Result<Outcome, Failure> {
     let mut total = 0;
     let mut failures = Vec::new();
-    for p in args::ranks(a.ranks.as_deref().unwrap_or("5"))? {
+    let sizes = job_sizes(a)?;
+    for &p in &sizes {
         let cases = plan.cases(a, p)?;
         let start = Instant::now();
         let timeout = Duration::from_secs(a.timeout);
+        let trace = a.trace.dir(p, sizes.len());
         let found = match a.transport {
             Transport::Tcp => run_tcp(p, a)?,
-            _ => run_local(p, &cases, &plan.config, timeout).map_err(Failure::Run)?,
+            _ => run_local(p, &cases, &plan.config, timeout, trace.as_deref())
+                .map_err(Failure::Run)?,
         };
         report(p, &cases, &found, start.elapsed());
         total += cases.len();
@@ -184,6 +196,7 @@ fn run_mpi(a: &Args, plan: &Plan) -> Result<Outcome, Failure> {
     args::agree_with_mpirun(a.ranks.as_deref(), p)?;
     let cases = plan.cases(a, p)?;
     comm.set_timeout(Duration::from_secs(a.timeout));
+    traced::start(&mut comm, a.trace.dir(p, 1).as_deref()).context("--trace")?;
     if comm.rank() == 0 {
         say!(
             "transport mpi: {p} ranks on {}; every result is also compared with the MPI library's own collective",
@@ -285,9 +298,11 @@ fn run_local(
     cases: &[Case],
     config: &Config,
     timeout: Duration,
+    trace: Option<&std::path::Path>,
 ) -> anyhow::Result<Vec<CaseFailure>> {
     let per_rank = local::run(p, |mut comm| {
         comm.set_timeout(timeout);
+        traced::start(&mut comm, trace)?;
         let mine = check::run(&mut comm, cases, config);
         check::collect(&mut comm, mine)
     });
@@ -316,7 +331,12 @@ fn run_tcp(p: usize, a: &Args) -> Result<Vec<CaseFailure>, Failure> {
 /// failures of all ranks on one line for the launching process.
 fn as_rank(a: &Args, plan: &Plan) -> Result<ExitCode, Failure> {
     let mut comm = crate::launch::join(Duration::from_secs(a.timeout))?;
-    let cases = plan.cases(a, comm.size())?;
+    let p = comm.size();
+    let cases = plan.cases(a, p)?;
+    let trace = a.trace.dir(p, job_sizes(a)?.len());
+    traced::start(&mut comm, trace.as_deref())
+        .context("--trace")
+        .map_err(Failure::Run)?;
     let mine = check::run(&mut comm, &cases, &plan.config);
     let all = check::collect(&mut comm, mine)
         .context("collecting the failures at rank 0")

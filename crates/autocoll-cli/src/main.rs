@@ -17,6 +17,7 @@ mod launch;
 mod list;
 mod out;
 mod plot;
+mod traced;
 mod tune;
 
 use std::process::ExitCode;

@@ -181,7 +181,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
                 let method = sweep.method.unwrap_or(Method::Truth);
                 let plan = sweep.plan(p, method);
                 let timeout = Duration::from_secs(a.timeout);
-                bench::run_local(p, &plan, &opts, timeout, &stop, &*sink)
+                bench::run_local(p, &plan, &opts, timeout, None, &stop, &*sink)
             }
             Transport::Tcp => {
                 let hosts = Arc::new(Mutex::new(Vec::new()));

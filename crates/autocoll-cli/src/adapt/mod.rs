@@ -37,6 +37,7 @@ use autocoll::{Collective, Implementation, Shape};
 
 use crate::bench::Transport;
 use crate::launch::{self, Placement};
+use crate::traced::TraceArg;
 use crate::Failure;
 
 use disturb::{disturb_of, Disturb};
@@ -119,8 +120,10 @@ pub struct Args {
     /// run's recorded cost of a draw message on a call that follows one;
     /// --seeds N replays every run N times (seeds: the run's, +1, …).
     /// Tunes the scheduler (--alpha) against a machine's own noise.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["op", "ranks", "bytes", "calls", "imp", "root", "state", "disturb", "transport", "seed", "timeout"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["op", "ranks", "bytes", "calls", "imp", "root", "state", "disturb", "transport", "seed", "timeout", "trace"])]
     replay: Option<PathBuf>,
+    #[command(flatten)]
+    trace: TraceArg,
 }
 
 /// What every rank needs to run the experiment.
@@ -137,6 +140,7 @@ struct Setup {
     state: Option<PathBuf>,
     disturb: Option<Disturb>,
     timeout: Duration,
+    trace: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
@@ -146,6 +150,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let setup = setup_of(&a)?;
     crate::bench::refuse_mpi("adapt", a.transport)?;
     crate::bench::check_placement(a.transport, &a.placement)?;
+    a.trace.check()?;
     if a.transport == Transport::Tcp && launch::is_rank() {
         return as_rank(&setup);
     }
@@ -241,6 +246,7 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
         state: a.state.clone(),
         disturb,
         timeout: Duration::from_secs(a.timeout),
+        trace: a.trace.dir(a.ranks, 1),
     })
 }
 

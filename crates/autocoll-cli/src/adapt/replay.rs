@@ -206,6 +206,7 @@ fn replay(r: &Recorded, params: &Params, seed: u64) -> anyhow::Result<serde_json
         state: None,
         disturb: None,
         timeout: Duration::ZERO,
+        trace: None,
     };
     let message = draw_cost(&r.per_call.lottery);
     let trace = drive(r, &setup, message)?;

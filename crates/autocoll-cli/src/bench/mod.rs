@@ -27,6 +27,7 @@ use autocoll::select::parse_bytes;
 use autocoll::Collective;
 
 use crate::launch::{self, Placement};
+use crate::traced::TraceArg;
 use crate::{args, baseline, Failure};
 
 use crate::out::say;
@@ -115,6 +116,8 @@ pub struct Args {
     /// Draw time against message size (or ranks, for one size) as SVG.
     #[arg(long)]
     plot: Option<PathBuf>,
+    #[command(flatten)]
+    trace: TraceArg,
 }
 
 /// Transports `bench` can run on.
@@ -169,6 +172,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         }
     }
     check_options(&a)?;
+    a.trace.check()?;
     let opts = a.stats.options();
     let sweep = Sweep {
         op,
@@ -216,7 +220,10 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             break;
         }
         outcome = match a.transport {
-            Transport::Local => run_local(*p, plan, &opts, timeout, &stop, &*sink),
+            Transport::Local => {
+                let trace = a.trace.dir(*p, plans.len());
+                run_local(*p, plan, &opts, timeout, trace.as_deref(), &stop, &*sink)
+            }
             Transport::Tcp => run_tcp(*p, &a.placement, a.timeout, sink.clone(), hosts.clone()),
             Transport::Mpi => unreachable!("mpi runs returned above"),
         };

@@ -16,5 +16,5 @@ mod recorder;
 mod session;
 
 pub use recorder::{Recorder, Usage, DEFAULT_CAPACITY_EVENTS, MIN_CAPACITY_EVENTS};
-pub use session::{file_of, from_env, TraceOptions, ENV_TRACE, ENV_TRACE_EVENTS};
+pub use session::{file_of, from_env, prepare_dir, TraceOptions, ENV_TRACE, ENV_TRACE_EVENTS};
 pub(crate) use session::{start, Tracing, FINAL_TIMEOUT};

@@ -14,6 +14,7 @@
 //! its buffer and writes `DIR/rank-NNNNN.trace` atomically.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -112,7 +113,7 @@ pub(crate) fn start(
 ) -> Result<Tracing> {
     let (rank, size) = (comm.rank(), comm.size());
     let path = file_of(dir, rank);
-    let mine = check_dir(dir, &path, size);
+    let mine = check_dir(dir, size);
     agree_on_dir(comm, dir, mine)?;
     let run = agree_on_run(comm)?;
     let estimate = options.estimate_offsets || !comm.shared_clock();
@@ -185,15 +186,24 @@ impl Tracing {
 }
 
 /// This rank's check of the directory: created if missing, and written in.
-fn check_dir(dir: &Path, path: &Path, size: usize) -> Result<()> {
+fn check_dir(dir: &Path, size: usize) -> Result<()> {
     if size > MAX_RANKS {
         return Err(Error::Config(format!(
             "a trace names ranks in 16 bits: at most {MAX_RANKS} ranks, not {size}"
         )));
     }
+    prepare_dir(dir)
+}
+
+/// Creates `dir` if it is missing and checks that a file can be written
+/// in it; the error names the directory.
+pub fn prepare_dir(dir: &Path) -> Result<()> {
+    // Ranks may be threads of one process: each probes a file of its own.
+    static PROBES: AtomicU64 = AtomicU64::new(0);
     let what = |doing: &str| format!("trace directory {}: {doing}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| Error::io(what("cannot create it"), e))?;
-    let probe = path.with_extension(format!("probe{}", std::process::id()));
+    let n = PROBES.fetch_add(1, Ordering::Relaxed);
+    let probe = dir.join(format!(".probe-{}-{n}", std::process::id()));
     std::fs::write(&probe, b"").map_err(|e| Error::io(what("cannot write in it"), e))?;
     std::fs::remove_file(&probe).map_err(|e| Error::io(what("cannot remove a file in it"), e))
 }
