@@ -97,10 +97,10 @@ struct Measured {
 
 /// The blocks of pair `i`: true when the recorder is on.
 fn pair_order(i: usize) -> [bool; 2] {
-    if i % 2 == 0 {
-        [false, true]
-    } else {
+    if i % 2 == 1 {
         [true, false]
+    } else {
+        [false, true]
     }
 }
 
