@@ -10,7 +10,7 @@ use std::time::Instant;
 use autocoll::clock::now_ns;
 use autocoll::comm::CallSig;
 use autocoll::observe::{Event, Observer, Stage};
-use autocoll::trace::format::{Header, SCHEMA};
+use autocoll::trace::format::Header;
 use autocoll::trace::{Recorder, DEFAULT_CAPACITY_EVENTS};
 use autocoll::{Implementation, Shape, Tree};
 
@@ -56,23 +56,9 @@ fn main() {
         });
     });
     let header = Header {
-        schema: SCHEMA.into(),
-        run: "0".repeat(32),
         rank: 2,
         size: 8,
-        host: "localhost".into(),
-        transport: "local".into(),
-        clock: "0".repeat(32),
-        shared_clock: true,
-        offset: None,
-        impls: Vec::new(),
-        trees: Vec::new(),
-        calls: 0,
-        events: 0,
-        dropped_calls: 0,
-        dropped_events: 0,
-        capacity_events: 0,
-        autocoll: env!("CARGO_PKG_VERSION").into(),
+        ..Header::default()
     };
     let start = Instant::now();
     let file = recorder.encode(&header);

@@ -93,6 +93,32 @@ pub struct Header {
     pub autocoll: String,
 }
 
+impl Default for Header {
+    /// A header of this schema and version with nothing recorded: rank 0
+    /// of 1, empty names, no offsets, no calls.
+    fn default() -> Self {
+        Header {
+            schema: SCHEMA.into(),
+            run: "0".repeat(32),
+            rank: 0,
+            size: 1,
+            host: String::new(),
+            transport: String::new(),
+            clock: "0".repeat(32),
+            shared_clock: true,
+            offset: None,
+            impls: Vec::new(),
+            trees: Vec::new(),
+            calls: 0,
+            events: 0,
+            dropped_calls: 0,
+            dropped_events: 0,
+            capacity_events: 0,
+            autocoll: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
 /// A rank's parent and children (in send order) in one tree.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TreePlace {

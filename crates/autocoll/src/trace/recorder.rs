@@ -574,23 +574,9 @@ mod tests {
 
     fn header() -> Header {
         Header {
-            schema: format::SCHEMA.into(),
-            run: "0".repeat(32),
             rank: 1,
             size: 4,
-            host: "h".into(),
-            transport: "local".into(),
-            clock: "0".repeat(32),
-            shared_clock: true,
-            offset: None,
-            impls: Vec::new(),
-            trees: Vec::new(),
-            calls: 0,
-            events: 0,
-            dropped_calls: 0,
-            dropped_events: 0,
-            capacity_events: 0,
-            autocoll: "0".into(),
+            ..Header::default()
         }
     }
 }

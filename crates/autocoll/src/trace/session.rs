@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::format::{ClockOffset, Header, OffsetSample, SCHEMA};
+use super::format::{ClockOffset, Header, OffsetSample};
 use super::recorder::{Recorder, DEFAULT_CAPACITY_EVENTS, MIN_CAPACITY_EVENTS};
 use crate::clock::{clock_id, now_ns};
 use crate::comm::{Communicator, Tag};
@@ -123,7 +123,6 @@ pub(crate) fn start(
         None
     };
     let header = Header {
-        schema: SCHEMA.into(),
         run,
         rank: rank as u32,
         size: size as u32,
@@ -132,14 +131,7 @@ pub(crate) fn start(
         clock: hex(&clock_id()),
         shared_clock: comm.shared_clock(),
         offset: start.map(|start| ClockOffset { start, end: None }),
-        impls: Vec::new(),
-        trees: Vec::new(),
-        calls: 0,
-        events: 0,
-        dropped_calls: 0,
-        dropped_events: 0,
-        capacity_events: 0,
-        autocoll: env!("CARGO_PKG_VERSION").into(),
+        ..Header::default()
     };
     Ok(Tracing {
         recorder: Arc::new(Recorder::new(options.capacity_events)),
