@@ -11,11 +11,13 @@
 //! The `hier` shape is laid out over the hosts and switches of a
 //! [`Layout`] instead (see [`Hier`]); the tree it gives is the same data.
 
+mod file;
 mod hier;
 mod shape;
 
 use std::fmt;
 
+pub use file::ParentList;
 pub use hier::Hier;
 pub use shape::Shape;
 

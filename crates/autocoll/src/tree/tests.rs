@@ -1,5 +1,6 @@
 use super::*;
 
+mod file;
 mod hier;
 
 fn ceil_log(p: usize, k: usize) -> usize {
