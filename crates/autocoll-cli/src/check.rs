@@ -245,7 +245,7 @@ fn run_mpi(a: &Args, plan: &Plan) -> Result<Outcome, Failure> {
     if comm.rank() == 0 {
         say!(
             "transport mpi: {p} ranks on {}; every result is also compared with the MPI library's own collective",
-            distinct(&comm.hosts()).join(", ")
+            hosts_of(&comm)
         );
     }
     let start = Instant::now();
@@ -258,15 +258,25 @@ fn run_mpi(a: &Args, plan: &Plan) -> Result<Outcome, Failure> {
     Ok(Some((cases.len(), all)))
 }
 
+/// The job's hosts, each with its switch when known: `h0 (sw0), h5 (sw0/sw1)`.
 #[cfg(feature = "mpi")]
-fn distinct(hosts: &[String]) -> Vec<String> {
-    let mut seen: Vec<String> = Vec::new();
-    for h in hosts {
-        if !seen.contains(h) {
-            seen.push(h.clone());
+fn hosts_of(comm: &autocoll::Communicator) -> String {
+    let layout = match comm.layout() {
+        Ok(layout) => layout,
+        Err(e) => return format!("hosts that make no layout ({e})"),
+    };
+    let mut named: Vec<String> = (0..layout.host_count())
+        .map(|h| layout.host_name(h).to_string())
+        .collect();
+    for rank in 0..layout.size() {
+        if let Some(s) = layout.switch(rank) {
+            let name = &mut named[layout.host(rank)];
+            if !name.ends_with(')') {
+                name.push_str(&format!(" ({})", layout.switch_path(s)));
+            }
         }
     }
-    seen
+    named.join(", ")
 }
 
 /// Prints the summary line, writes `--json`, and picks the exit code.
