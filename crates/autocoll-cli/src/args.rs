@@ -94,8 +94,9 @@ impl TreeFile {
             .expect("a user tree runs every collective")
     }
 
-    /// Refuses rank counts other than the tree's, and says (on stderr)
-    /// when a collective runs the tree from another root than its own.
+    /// Refuses rank counts other than the tree's, and says (on stderr,
+    /// once for the job) when a collective runs the tree from another
+    /// root than its own.
     pub fn check(&self, ranks: &[usize], ops: &[Collective], root: usize) -> Result<(), Failure> {
         let p = self.size();
         if let Some(other) = ranks.iter().find(|&&n| n != p) {
@@ -104,7 +105,7 @@ impl TreeFile {
                 self.path.display()
             )));
         }
-        for op in ops {
+        for op in ops.iter().filter(|_| speaks_for_the_job()) {
             let from = if op.rooted() { root } else { 0 };
             if from != self.root() {
                 eprintln!(
@@ -117,6 +118,16 @@ impl TreeFile {
         }
         Ok(())
     }
+}
+
+/// True in the process that speaks for the whole job: not a rank the
+/// launcher started, and, under mpirun, rank 0 (each rank runs the
+/// command, and a note should not come once per rank).
+fn speaks_for_the_job() -> bool {
+    let mpi_rank = ["OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok());
+    !crate::launch::is_rank() && mpi_rank.is_none_or(|r| r == "0")
 }
 
 /// What `--impl` and `--tree-file` choose.
