@@ -33,6 +33,9 @@ pub enum Error {
     /// A tree could not be built for these arguments.
     #[error("cannot build tree: {0}")]
     Tree(String),
+    /// The hosts and switches reported for the ranks do not make a layout.
+    #[error("layout of the ranks: {0}")]
+    Layout(String),
     /// A rank number outside the communicator.
     #[error("rank {rank} is out of range for a communicator of {size} ranks")]
     RankOutOfRange {

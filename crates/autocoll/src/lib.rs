@@ -20,6 +20,7 @@ pub mod comm;
 pub mod error;
 pub mod files;
 pub mod launch;
+pub mod layout;
 pub mod measure;
 pub mod observe;
 pub mod select;
@@ -29,6 +30,7 @@ pub mod tree;
 pub use coll::op::{Builtin, Element, Op};
 pub use comm::{local, Communicator, Transport};
 pub use error::{Error, Result};
+pub use layout::Layout;
 pub use select::{Algorithm, Collective, Implementation, Selector};
 pub use tree::{Shape, Tree};
 

@@ -122,10 +122,10 @@ pub(super) fn run_mpi(
         autocoll::comm::mpi::world_with_library().context("starting the mpi transport")?;
     let p = comm.size();
     args::agree_with_mpirun(a.ranks.as_deref(), p)?;
-    if sweep.op.rooted() && a.root >= p {
+    if sweep.op.rooted() && sweep.root >= p {
         return Err(Failure::Usage(format!(
             "--root {} is not a rank of a {p}-rank job",
-            a.root
+            sweep.root
         )));
     }
     comm.set_timeout(Duration::from_secs(a.timeout));

@@ -13,6 +13,7 @@ use crate::clock::now_ns;
 use crate::coll::op::{Element, Op};
 use crate::coll::{self, segment_bytes, Combine, Ctx};
 use crate::error::{Error, Result};
+use crate::layout::Layout;
 use crate::observe::{Observer, Stage};
 use crate::select::lottery::Params;
 use crate::select::state::{Fingerprint, Store};
@@ -30,6 +31,9 @@ pub struct Communicator {
     seq: u64,
     trees: HashMap<(Shape, usize), Arc<Tree>>,
     table: Option<Arc<[usize]>>,
+    /// Where the ranks run, or why the transport's reports make no layout
+    /// (said when something needs it, not at creation, which cannot fail).
+    layout: std::result::Result<Arc<Layout>, String>,
     /// Every observer a call reports to: the one set with `set_observer`,
     /// the added ones, the recorder. Rebuilt when one of them changes.
     observers: Vec<Arc<dyn Observer>>,
@@ -81,11 +85,17 @@ impl<'a> Call<'a> {
 impl Communicator {
     /// A communicator over `transport`, with the built-in selector.
     pub fn new(transport: Box<dyn Transport>) -> Self {
+        let layout = match Layout::new(transport.hosts(), transport.switches()) {
+            Ok(layout) => Ok(Arc::new(layout)),
+            Err(Error::Layout(why)) => Err(why),
+            Err(other) => Err(other.to_string()),
+        };
         Communicator {
             transport,
             seq: 0,
             trees: HashMap::new(),
             table: None,
+            layout,
             observers: Vec::new(),
             user_observer: None,
             added: Vec::new(),
@@ -114,9 +124,39 @@ impl Communicator {
         self.transport.shared_clock()
     }
 
-    /// The host of every rank.
+    /// The host of every rank (the layout's, when one is set).
     pub fn hosts(&self) -> Vec<String> {
-        self.transport.hosts()
+        match &self.layout {
+            Ok(layout) => layout.hosts(),
+            Err(_) => self.transport.hosts(),
+        }
+    }
+
+    /// Where the ranks run: every rank's host and switch, as the transport
+    /// reported them or as [`Self::set_layout`] gave them. An error when
+    /// the reports do not make a layout (ranks of one host naming two
+    /// switches).
+    pub fn layout(&self) -> Result<&Layout> {
+        match &self.layout {
+            Ok(layout) => Ok(layout),
+            Err(why) => Err(Error::Layout(why.clone())),
+        }
+    }
+
+    /// Replaces the layout the transport reported: a topology file's, or
+    /// the hosts a `local` job stands for (every rank must set the same).
+    /// Trees built so far are dropped; `hier` trees follow the new layout.
+    pub fn set_layout(&mut self, layout: Layout) -> Result<()> {
+        if layout.size() != self.size() {
+            return Err(Error::Layout(format!(
+                "a layout of {} ranks for a communicator of {}",
+                layout.size(),
+                self.size()
+            )));
+        }
+        self.layout = Ok(Arc::new(layout));
+        self.trees.clear();
+        Ok(())
     }
 
     /// How long a rank waits for a peer before reporting it lost.
@@ -240,18 +280,18 @@ impl Communicator {
         Ok(())
     }
 
-    /// The tree of `shape` rooted at `root`, built once and cached.
+    /// The tree of `shape` rooted at `root`, built once and cached. Only
+    /// `hier` reads the layout.
     pub fn tree(&mut self, shape: &Shape, root: usize) -> Result<Arc<Tree>> {
         let key = (shape.clone(), root);
         if let Some(tree) = self.trees.get(&key) {
             return Ok(tree.clone());
         }
-        let tree = Arc::new(Tree::build(
-            shape,
-            self.size(),
-            root,
-            self.table.as_deref(),
-        )?);
+        let table = self.table.as_deref();
+        let tree = Arc::new(match shape {
+            Shape::Hier(_) => Tree::build_in(shape, self.layout()?, root, table)?,
+            _ => Tree::build(shape, self.size(), root, table)?,
+        });
         self.trees.insert(key, tree.clone());
         Ok(tree)
     }
@@ -524,6 +564,10 @@ impl Group for Communicator {
 
     fn shared_clock(&self) -> bool {
         self.transport.shared_clock()
+    }
+
+    fn host_count(&self) -> usize {
+        self.layout().map_or(1, Layout::host_count)
     }
 
     fn max_to_rank0(&mut self, values: &mut [f64]) -> Result<()> {
