@@ -187,6 +187,7 @@ impl Group {
 
     fn add_tree(&mut self, view: &View) {
         let samples = nodes::samples(view);
+        let directions = nodes::directions(view);
         for (r, s) in samples.iter().enumerate() {
             let (Some(s), Some(v)) = (s, view.rank(r)) else {
                 continue;
@@ -194,7 +195,7 @@ impl Group {
             if v.children().next().is_some() {
                 self.nodes.entry(r).or_default().add(v, s);
             }
-            let Some(sample) = paths::sample(view, &samples, r) else {
+            let Some(sample) = paths::sample(view, &samples, directions, r) else {
                 continue;
             };
             let known = &mut self.paths[r];

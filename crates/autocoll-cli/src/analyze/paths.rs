@@ -23,7 +23,7 @@
 use std::fmt;
 
 use super::call::View;
-use super::nodes::{directions, NodeSample, Who};
+use super::nodes::{NodeSample, Who};
 use super::stats::Stat;
 
 /// The kind of a stage.
@@ -98,14 +98,20 @@ pub fn nodes(view: &View, rank: usize) -> Option<Vec<usize>> {
     Some(path)
 }
 
-/// The stages of `rank`'s path in one call, with their times (ns).
-pub fn sample(view: &View, s: &[Option<NodeSample>], rank: usize) -> Option<Vec<(Stage, f64)>> {
+/// The stages of `rank`'s path in one call, with their times (ns);
+/// `directions` are the call's (see [`super::nodes::directions`]).
+pub fn sample(
+    view: &View,
+    s: &[Option<NodeSample>],
+    directions: (bool, bool),
+    rank: usize,
+) -> Option<Vec<(Stage, f64)>> {
     if !view.aligned {
         return None;
     }
     let path = nodes(view, rank)?;
     let node = |r: usize| s[r].as_ref();
-    let (down, up) = directions(view);
+    let (down, up) = directions;
     let mut out = Vec::new();
     let stage = |kind, at, to| Stage { kind, at, to };
     if down {
