@@ -591,3 +591,65 @@ fn the_scale_measurement_finds_the_late_rank_across_two_clocks() {
     assert!(g.classes.len() < 16, "{} classes", g.classes.len());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn two_configurations_compare_stage_by_stage_and_every_plot_draws() {
+    let (a, b) = (scratch("cmp-binomial"), scratch("cmp-chain"));
+    synthetic::write(&a, &Spec::new("allreduce:binomial".parse().unwrap(), 8), 30).unwrap();
+    synthetic::write(&b, &Spec::new("allreduce:chain".parse().unwrap(), 8), 30).unwrap();
+    let (ra, rb) = (run(&a), run(&b));
+    let cmp = super::compare::compare(&ra, &rb, Some(7)).unwrap();
+    assert_eq!(cmp.len(), 1);
+    let c = &cmp[0];
+    assert_eq!(
+        (c.rank, c.this.imp.as_str(), c.other.imp.as_str()),
+        (7, "allreduce:binomial", "allreduce:chain")
+    );
+    let speedup = ra.groups[0].call_time.mean_s / rb.groups[0].call_time.mean_s;
+    assert!(
+        (c.speedup - speedup).abs() < 1e-12 && c.speedup < 1.0,
+        "{}",
+        c.speedup
+    );
+    // Rank 7's path, summed by kind, is its time in the call in each run.
+    let kinds: Vec<&str> = c.rows.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "arrival wait",
+            "down latency",
+            "up latency",
+            "departure wait",
+            "link",
+            "leave"
+        ]
+    );
+    for (rows, report) in [
+        (c.rows.iter().map(|r| r.1).sum::<f64>(), &ra),
+        (c.rows.iter().map(|r| r.2).sum(), &rb),
+    ] {
+        let rank7 = report.groups[0].ranks.iter().find(|r| r.rank == 7).unwrap();
+        assert!(
+            (rows * 1e-6 - rank7.time_in_call.mean_s).abs() < 1e-12,
+            "{rows} µs"
+        );
+    }
+    let (name, svg) = super::compare::figure(c).unwrap().unwrap();
+    assert_eq!(name, "allreduce-binomial_8B-compare-rank7.svg");
+    assert!(svg.starts_with("<svg") && svg.contains("allreduce:chain"));
+    let g = &ra.groups[0];
+    let (name, svg) = super::timemap::figure(g, None).unwrap().unwrap();
+    assert_eq!(name, "allreduce-binomial_8B-timemap.svg");
+    assert!(
+        svg.contains("the root&apos;s turn") || svg.contains("the root's turn"),
+        "{svg}"
+    );
+    let (name, _) = super::serialization::figure(g, Some(&[0, 4]))
+        .unwrap()
+        .unwrap();
+    assert_eq!(name, "allreduce-binomial_8B-serialization.svg");
+    assert!(super::compare::compare(&ra, &rb, Some(8)).is_err());
+    for d in [a, b] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}
