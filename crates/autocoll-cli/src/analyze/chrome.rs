@@ -16,6 +16,10 @@
 //! its send to the one that ends with its receive: `bind_id` (an integer;
 //! string ids are read as hex) with `flow_out` and `flow_in`.
 //!
+//! The stage slices on the call's critical path (see `critical.rs`) carry
+//! `"critical": true` in their args, so that Perfetto's query or search
+//! finds each call's path.
+//!
 //! Times are µs from the first call's earliest entry, on the common clock,
 //! written with three decimals (whole ns), so that a stage ending a call
 //! ends exactly where the call does. The file is written as the calls are
@@ -144,6 +148,10 @@ impl Chrome {
             flows[m.send.rank][m.send.index] = Some((id, true));
             flows[m.recv.rank][m.recv.index] = Some((id, false));
         }
+        let mut critical: Vec<Vec<bool>> = flows.iter().map(|f| vec![false; f.len()]).collect();
+        for step in super::critical::path(view).unwrap_or_default() {
+            critical[step.rank][step.index] = true;
+        }
         let name = quoted(view.imp);
         for (rank, v) in view.ranks.iter().enumerate() {
             let Some(v) = v else { continue };
@@ -173,8 +181,13 @@ impl Chrome {
                     Some((id, false)) => format!(r#","bind_id":{id},"flow_in":true"#),
                     None => String::new(),
                 };
+                let on_path = if critical[rank][i] {
+                    r#","critical":true"#
+                } else {
+                    ""
+                };
                 self.event(&format!(
-                    r#"{{"name":{},"cat":"stage","ph":"X","pid":{pid},"tid":{tid},"ts":{},"dur":{}{flow},"args":{{"segment":{},"phase":{}}}}}"#,
+                    r#"{{"name":{},"cat":"stage","ph":"X","pid":{pid},"tid":{tid},"ts":{},"dur":{}{flow},"args":{{"segment":{},"phase":{}{on_path}}}}}"#,
                     quoted(&stage),
                     at(v.t[i - 1]),
                     micros(v.t[i] - v.t[i - 1]),

@@ -73,6 +73,8 @@ pub struct Step {
     pub start: i64,
     /// When it ended.
     pub end: i64,
+    /// The index of the event on `rank` that ends it.
+    pub index: usize,
 }
 
 /// The call's critical path, in time order; `None` when the clocks do not
@@ -114,6 +116,7 @@ pub fn path(view: &View) -> Option<Vec<Step>> {
                         index: at,
                     }),
                     end: v.t[index],
+                    index,
                 });
                 (rank, index) = (from, at);
             }
@@ -130,6 +133,7 @@ pub fn path(view: &View) -> Option<Vec<Step>> {
                     peer: e.peer(),
                     start: prev,
                     end: v.t[index],
+                    index,
                 });
                 index -= 1;
             }

@@ -482,7 +482,10 @@ fn the_timeline_has_both_ends_of_every_flow_and_nested_slices() {
     let (spec, calls) = hand_built();
     write_run(&dir, &spec, &calls, &[]);
     // 2 calls × 4 messages.
-    check_timeline(&timeline(&dir, "t.json"), 8);
+    let text = timeline(&dir, "t.json");
+    check_timeline(&text, 8);
+    // Each call's critical path is marked: 7 steps in call 0, 9 in call 1.
+    assert_eq!(text.matches(r#""critical":true"#).count(), 16);
 
     let dir = scratch("chrome-binomial");
     let mut spec = Spec::new("allreduce:binomial".parse().unwrap(), 8);
