@@ -510,12 +510,6 @@ fn group_report(g: &Group, hosts: &[String], clocks: &Clocks, tolerance: f64) ->
         })
         .collect();
     let classes = rank_classes(g, &paths, tolerance);
-    let class_of = |r: usize| {
-        classes
-            .iter()
-            .position(|c| c.ranks.contains(&r))
-            .map_or_else(|| "-".to_string(), classes::name)
-    };
     let load_imbalance = match g.tree {
         true => imbalance::over_tree(&g.nodes, g.root),
         false => None,
@@ -537,46 +531,9 @@ fn group_report(g: &Group, hosts: &[String], clocks: &Clocks, tolerance: f64) ->
         arrival_pattern: arrival_pattern(g, message_time.as_ref()),
         message_time,
         wait_states: wait_states(g, clocks),
-        ranks: g
-            .ranks
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.calls > 0)
-            .map(|(rank, r)| RankReport {
-                rank,
-                host: hosts[rank].clone(),
-                class: class_of(rank),
-                time_in_call: r.time_in_call.summary(),
-                stages: LocalStages {
-                    receive: r.local[0].summary(),
-                    combine: r.local[1].summary(),
-                    send: r.local[2].summary(),
-                    finish: r.local[3].summary(),
-                },
-                last_to_enter_share: clocks
-                    .aligned()
-                    .then(|| r.last_enter as f64 / g.calls as f64),
-                critical_path_share: share(r.critical_calls, g.critical_calls),
-            })
-            .collect(),
+        ranks: rank_reports(g, hosts, &classes, clocks),
         cost_breakdown: cost_breakdown(g, &classes, &paths),
-        classes: classes
-            .iter()
-            .enumerate()
-            .map(|(i, c)| ClassReport {
-                name: classes::name(i),
-                ranks: c.ranks.clone(),
-                representative: c.representative,
-                profile: profile_names(g, &paths)
-                    .iter()
-                    .zip(&c.mean)
-                    .map(|(&stage, &m)| ProfileEntry {
-                        stage,
-                        mean_s: m.is_finite().then_some(m * 1e-9),
-                    })
-                    .collect(),
-            })
-            .collect(),
+        classes: class_reports(g, &classes, &paths),
         nodes: g.nodes.iter().map(|(&r, n)| node_report(r, n)).collect(),
         links: g
             .links
@@ -598,6 +555,62 @@ fn group_report(g: &Group, hosts: &[String], clocks: &Clocks, tolerance: f64) ->
         path_changes: g.path_changes,
         critical_path: critical_report(g),
     }
+}
+
+fn rank_reports(
+    g: &Group,
+    hosts: &[String],
+    classes: &[Class],
+    clocks: &Clocks,
+) -> Vec<RankReport> {
+    let class_of = |r: usize| {
+        classes
+            .iter()
+            .position(|c| c.ranks.contains(&r))
+            .map_or_else(|| "-".to_string(), classes::name)
+    };
+    g.ranks
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.calls > 0)
+        .map(|(rank, r)| RankReport {
+            rank,
+            host: hosts[rank].clone(),
+            class: class_of(rank),
+            time_in_call: r.time_in_call.summary(),
+            stages: LocalStages {
+                receive: r.local[0].summary(),
+                combine: r.local[1].summary(),
+                send: r.local[2].summary(),
+                finish: r.local[3].summary(),
+            },
+            last_to_enter_share: clocks
+                .aligned()
+                .then(|| r.last_enter as f64 / g.calls as f64),
+            critical_path_share: share(r.critical_calls, g.critical_calls),
+        })
+        .collect()
+}
+
+fn class_reports(g: &Group, classes: &[Class], paths: &[Option<&PathAgg>]) -> Vec<ClassReport> {
+    let names = profile_names(g, paths);
+    classes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ClassReport {
+            name: classes::name(i),
+            ranks: c.ranks.clone(),
+            representative: c.representative,
+            profile: names
+                .iter()
+                .zip(&c.mean)
+                .map(|(&stage, &m)| ProfileEntry {
+                    stage,
+                    mean_s: m.is_finite().then_some(m * 1e-9),
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// One message's time: half the median two-way latency where ranks
