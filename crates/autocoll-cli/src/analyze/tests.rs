@@ -656,3 +656,76 @@ fn two_configurations_compare_stage_by_stage_and_every_plot_draws() {
         std::fs::remove_dir_all(d).unwrap();
     }
 }
+
+/// An event of segment `seg`.
+fn es(t: u64, stage: Stage, peer: Option<u16>, seg: u32) -> Event {
+    Event {
+        segment: seg,
+        ..e(t, stage, peer, 0)
+    }
+}
+
+#[test]
+fn a_segmented_call_is_measured_on_its_last_segment() {
+    // bcast over a chain 0 → 1 → 2 in two segments.
+    let dir = scratch("segments");
+    let spec = Spec::new("bcast:chain:seg=4".parse().unwrap(), 3);
+    let call = vec![
+        vec![
+            es(0, N, None, 0),
+            es(10, S, Some(1), 0),
+            es(20, S, Some(1), 1),
+            es(30, D, None, 0),
+        ],
+        vec![
+            es(5, N, None, 0),
+            es(15, R, Some(0), 0),
+            es(18, S, Some(2), 0),
+            es(25, R, Some(0), 1),
+            es(29, S, Some(2), 1),
+            es(35, D, None, 0),
+        ],
+        vec![
+            es(0, N, None, 0),
+            es(22, R, Some(1), 0),
+            es(33, R, Some(1), 1),
+            es(36, D, None, 0),
+        ],
+    ];
+    write_run(&dir, &spec, &[call], &[]);
+    let report = run(&dir);
+    let g = only_group(&report);
+    // The root's up latency runs from its entry (nothing goes down) to its
+    // last segment's departure; rank 1's from the last segment's arrival.
+    close(g.nodes[0].up_latency.unwrap().mean_s, 20.0);
+    close(g.nodes[1].up_latency.unwrap().mean_s, 4.0);
+    assert!(g
+        .nodes
+        .iter()
+        .all(|n| n.down_latency.is_none() && n.contributors.is_empty()));
+    let p = g.paths.iter().find(|p| p.rank == 2).unwrap();
+    let got: Vec<(&str, f64)> = p
+        .stages
+        .iter()
+        .map(|s| (s.stage.as_str(), s.time.mean_s))
+        .collect();
+    let want = [
+        ("up latency @0", 20.0),
+        ("departure wait @0→1", 0.0),
+        ("link 0→1", 5.0),
+        ("up latency @1", 4.0),
+        ("departure wait @1→2", 0.0),
+        ("link 1→2", 4.0),
+        ("leave @2", 3.0),
+    ];
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(want) {
+        assert_eq!(g.0, w.0);
+        close(g.1, w.1);
+    }
+    // Data go one way: no two-way latency, one-way times of the last segment.
+    assert!(g.links.iter().all(|l| l.two_way_latency.is_none()));
+    close(g.links[0].one_way_b_to_a.unwrap().mean_s, 5.0);
+    assert_eq!(g.wait_states.as_ref().unwrap().pattern, "Late Broadcast");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
