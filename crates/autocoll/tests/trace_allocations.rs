@@ -11,12 +11,12 @@ use autocoll::comm::CallSig;
 use autocoll::observe::{Event, Observer, Stage};
 use autocoll::trace::Recorder;
 use autocoll::{local, Communicator, Implementation, Op, Shape, Tree};
-use support::counting::{allocations, Counting};
+use support::counting::{thread_allocations as allocations, Counting};
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-/// The count is of the whole process: one test at a time.
+/// The counts are the calling thread's; one test at a time all the same.
 static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Allocations of `rounds` rounds of allreduces alternating between two
