@@ -11,9 +11,14 @@
 //! The heaviest path starts at the root and follows edges down: at each
 //! node either it ends at the node's own entry, or it goes on into a
 //! child (a child without children, or whose node has no record, ends it
-//! there). Its weight is the sum of its edges' shares; the path with the
-//! greatest weight is kept (ties: own entry first, then children in send
-//! order). The source is read from its *dominant* prefix, the edges that
+//! there). Its weight is the product of its edges' shares (were the nodes
+//! independent, the share of calls in which the whole path was the chain
+//! of last arrivals); the path with the greatest weight is kept (ties: own
+//! entry first, then children in send order). Not the sum: a sum favours
+//! long paths, so a child that is rarely last but heads a deep subtree
+//! (3% + 97% one level further down) would outweigh the child that is
+//! last in 97% of calls. The source is read from its *dominant* prefix,
+//! the edges that
 //! carry more than half of their node's calls: the rank at its end, or the
 //! subtree of that rank when the path goes on but no contribution is last
 //! there in most calls. Calls not over a tree get the simpler statement:
@@ -81,15 +86,15 @@ fn edges_into(node: usize, agg: &NodeAgg) -> Vec<Edge> {
 /// The heaviest path from `node` down, with its weight.
 fn heaviest(node: usize, nodes: &BTreeMap<usize, NodeAgg>, depth: usize) -> (f64, Vec<Edge>) {
     let Some(agg) = nodes.get(&node).filter(|a| a.down_calls > 0) else {
-        return (0.0, Vec::new());
+        return (1.0, Vec::new());
     };
     let mut best: (f64, Vec<Edge>) = (f64::NEG_INFINITY, Vec::new());
     for e in edges_into(node, agg) {
         let (below, mut rest) = match e.own || depth > nodes.len() {
-            true => (0.0, Vec::new()),
+            true => (1.0, Vec::new()),
             false => heaviest(e.from, nodes, depth + 1),
         };
-        let weight = e.share + below;
+        let weight = e.share * below;
         if weight > best.0 {
             rest.insert(0, e);
             best = (weight, rest);
@@ -223,4 +228,57 @@ pub fn by_entry(last_enter: &[u64], calls: u64) -> Option<Imbalance> {
         source_is_subtree: false,
         sentence,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::nodes::ContribAgg;
+    use super::*;
+
+    /// A node whose contributors were last in `last` of `calls` calls.
+    fn node(children: &[usize], last: &[(Who, u64)], calls: u64) -> NodeAgg {
+        NodeAgg {
+            children: children.to_vec(),
+            calls,
+            down_calls: calls,
+            contributors: last
+                .iter()
+                .map(|&(who, last)| ContribAgg {
+                    who,
+                    order: Vec::new(),
+                    wait: Default::default(),
+                    last,
+                })
+                .collect(),
+            ..NodeAgg::default()
+        }
+    }
+
+    /// Rank 4 has children 6 (heading 6 → 7) and 5: 5 is last at 4 in 97
+    /// calls of 100, 6 in 3, and at 6 its child 7 is last in 97. The sum
+    /// of shares would prefer 4 ← 6 ← 7 (0.03 + 0.97 > 0.97); the source
+    /// is 5.
+    #[test]
+    fn a_rarely_late_child_heading_a_deep_subtree_does_not_hide_the_source() {
+        let mut nodes = BTreeMap::new();
+        nodes.insert(0, node(&[4], &[(Who::Own, 2), (Who::Child(4), 98)], 100));
+        nodes.insert(
+            4,
+            node(
+                &[6, 5],
+                &[(Who::Own, 0), (Who::Child(6), 3), (Who::Child(5), 97)],
+                100,
+            ),
+        );
+        nodes.insert(6, node(&[7], &[(Who::Own, 3), (Who::Child(7), 97)], 100));
+        let found = over_tree(&nodes, 0).unwrap();
+        assert_eq!(found.source, Some(5), "{}", found.sentence);
+        assert!(!found.source_is_subtree);
+        let path: Vec<(usize, usize)> = found.path.iter().map(|e| (e.from, e.to)).collect();
+        assert_eq!(path, [(4, 0), (5, 4)]);
+        assert_eq!(
+            found.sentence,
+            "Rank 5 was last at rank 4 in 97% of calls, rank 4 last at the root (rank 0) in 98%: the imbalance starts at rank 5"
+        );
+    }
 }
