@@ -30,6 +30,8 @@ mod links;
 mod nodes;
 mod paths;
 mod read;
+#[cfg(test)]
+mod recorded_tests;
 mod report;
 mod result;
 mod serialization;

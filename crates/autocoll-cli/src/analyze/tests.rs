@@ -29,7 +29,7 @@ fn options() -> Options {
     }
 }
 
-fn run(dir: &Path) -> Report {
+pub(super) fn run(dir: &Path) -> Report {
     match analyse(dir, &options(), None) {
         Ok(r) => r,
         Err(Failure::Usage(m)) => panic!("usage: {m}"),
@@ -411,7 +411,7 @@ fn bad_trace_files_are_refused_naming_the_file() {
 
 /// The structure Perfetto needs: every flow has both ends, slices on one
 /// track nest or follow, every track is named.
-fn check_timeline(text: &str, messages: usize) {
+pub(super) fn check_timeline(text: &str, messages: usize) {
     let doc: serde_json::Value = serde_json::from_str(text).expect("the timeline is JSON");
     let events = doc["traceEvents"].as_array().unwrap();
     let mut flows: std::collections::BTreeMap<u64, (u32, u32)> = Default::default();
@@ -466,7 +466,7 @@ fn check_timeline(text: &str, messages: usize) {
     }
 }
 
-fn timeline(dir: &Path, name: &str) -> String {
+pub(super) fn timeline(dir: &Path, name: &str) -> String {
     let path = dir.join(name);
     let mut chrome = Chrome::create(&path).unwrap();
     let Ok(_) = analyse(dir, &options(), Some(&mut chrome)) else {
