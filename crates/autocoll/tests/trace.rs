@@ -130,6 +130,30 @@ fn write_trace_writes_now_and_recording_goes_on() {
 }
 
 #[test]
+fn stop_trace_writes_and_ends_the_recording() {
+    let dir = temp_dir("stop");
+    let barrier = imp("barrier:dissemination");
+    local::run(3, |mut comm| {
+        assert_eq!(comm.stop_trace().unwrap(), None, "nothing to stop");
+        comm.barrier_with(&barrier).unwrap();
+        comm.trace_with(&dir, options(1024)).unwrap();
+        comm.barrier_with(&barrier).unwrap();
+        comm.barrier_with(&barrier).unwrap();
+        let path = comm.stop_trace().unwrap().unwrap();
+        assert_eq!(path, file_of(&dir, comm.rank()));
+        assert!(comm.recorder().is_none());
+        comm.barrier_with(&barrier).unwrap();
+    });
+    // The calls before the stop, and not the one after it (the drop wrote
+    // nothing more).
+    for rank in 0..3 {
+        let calls = read(&file_of(&dir, rank)).1;
+        assert_eq!(calls.len(), 2, "rank {rank}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_full_buffer_keeps_the_latest_calls_and_says_how_many_it_dropped() {
     let dir = temp_dir("flight");
     let barrier = imp("barrier:dissemination");

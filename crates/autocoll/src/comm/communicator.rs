@@ -241,6 +241,21 @@ impl Communicator {
         written
     }
 
+    /// Writes this rank's trace file (as [`Self::write_trace`]) and ends
+    /// the recording: later calls are not recorded, and dropping the
+    /// communicator writes nothing. Returns the file's path, or `None`
+    /// when no recording was on. A program records one phase of its run
+    /// with `trace` before it and `stop_trace` after it.
+    pub fn stop_trace(&mut self) -> Result<Option<PathBuf>> {
+        if self.tracing.is_none() {
+            return Ok(None);
+        }
+        let written = self.write_trace();
+        self.tracing = None;
+        self.gather_observers();
+        written.map(Some)
+    }
+
     /// The recorder of the recording in progress, if any.
     pub fn recorder(&self) -> Option<&Arc<Recorder>> {
         self.tracing.as_ref().map(|t| &t.recorder)
