@@ -1,7 +1,13 @@
 //! Gsum, the benchmark of Bongo et al.: T ranks, an allreduce (sum) of T
-//! f64 values, many times; here it measures what recording a trace costs.
+//! f64 values, many times. It runs in two modes.
 //!
-//! Blocks of calls with the recorder on and off alternate in one run, in
+//! `--time N` is the paper's Gsum: N calls of `--impl` after the warm-up,
+//! timed; with `--trace DIR` the N calls are recorded (the recording starts
+//! after the warm-up) for `autocoll analyze`. Rank 0 prints the time per
+//! call (the slowest rank's N calls over N) and the median call, then a
+//! line `RESULT mode=time ...` that `scripts/trace-experiments` collects.
+//!
+//! Without it, Gsum measures what recording a trace costs. Blocks of calls with the recorder on and off alternate in one run, in
 //! pairs ordered off-on, on-off, off-on, … (so that a drift of the machine
 //! hits both alike); every call is timed, each block gives the median of
 //! its calls (the slowest rank's), and each pair the ratio on/off of its
@@ -10,18 +16,20 @@
 //!
 //! Processes: `autocoll launch -n 8 -- target/release/examples/gsum`
 //! Threads:   `target/release/examples/gsum --local 8`
-//! Options:   `--pairs N` (20), `--calls N` per block (500), `--warmup N`
+//! Options:   `--time N`, `--trace DIR` (above), `--pairs N` (20),
+//!            `--calls N` per block (500), `--warmup N`
 //!            (200), `--impl ID` (allreduce:binomial), `--capacity EVENTS`
 //!            (the recorder's buffer, 1M), `--observer nothing` (an
 //!            observer that does nothing in place of the recorder: what
 //!            the hook and its clock reads cost alone) or `--observer none`
 //!            (no observer in either block: the method's own noise).
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use autocoll::clock::now_ns;
 use autocoll::observe::{Event, Observer};
-use autocoll::trace::{Recorder, DEFAULT_CAPACITY_EVENTS};
+use autocoll::trace::{Recorder, TraceOptions, DEFAULT_CAPACITY_EVENTS};
 use autocoll::{local, Communicator, Implementation, Op};
 
 struct Options {
@@ -32,6 +40,10 @@ struct Options {
     imp: Implementation,
     capacity: usize,
     observer: Kind,
+    /// `--time N`: the plain benchmark, N calls.
+    time: Option<usize>,
+    /// `--trace DIR`: record the timed calls.
+    trace: Option<PathBuf>,
 }
 
 /// What the "on" blocks observe with.
@@ -58,6 +70,8 @@ fn options() -> Result<Options, String> {
         imp: "allreduce:binomial".parse().expect("a valid id"),
         capacity: DEFAULT_CAPACITY_EVENTS,
         observer: Kind::Recorder,
+        time: None,
+        trace: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -73,6 +87,8 @@ fn options() -> Result<Options, String> {
             "--calls" => o.calls = count()?.max(1),
             "--warmup" => o.warmup = count()?,
             "--capacity" => o.capacity = count()?,
+            "--time" => o.time = Some(count()?.max(1)),
+            "--trace" => o.trace = Some(PathBuf::from(&value)),
             "--impl" => o.imp = value.parse().map_err(|e| format!("--impl: {e}"))?,
             "--observer" => {
                 o.observer = match value.as_str() {
@@ -84,6 +100,9 @@ fn options() -> Result<Options, String> {
             }
             _ => return Err(format!("unknown option {flag}")),
         }
+    }
+    if o.trace.is_some() && o.time.is_none() {
+        return Err("--trace records the calls of --time N".into());
     }
     Ok(o)
 }
@@ -255,7 +274,82 @@ fn report(comm: &Communicator, o: &Options, ranks: &[Vec<f64>]) {
     );
 }
 
+/// The plain benchmark: `n` calls after the warm-up, recorded when asked.
+/// Returns this rank's time for the `n` calls and its median call (ns).
+fn timed(comm: &mut Communicator, o: &Options, n: usize) -> autocoll::Result<[f64; 2]> {
+    let t = comm.size();
+    let values = vec![comm.rank() as f64; t];
+    let mut sum = vec![0.0f64; t];
+    for _ in 0..o.warmup {
+        comm.allreduce_with(&o.imp, &values, &mut sum, &Op::SUM)?;
+    }
+    comm.barrier_with(&"barrier:dissemination".parse()?)?;
+    if let Some(dir) = &o.trace {
+        let options = TraceOptions {
+            capacity_events: o.capacity,
+            ..TraceOptions::default()
+        };
+        comm.trace_with(dir, options)?;
+    }
+    let mut times = vec![0u64; n];
+    let start = now_ns();
+    for time in times.iter_mut() {
+        let begin = now_ns();
+        comm.allreduce_with(&o.imp, &values, &mut sum, &Op::SUM)?;
+        *time = now_ns() - begin;
+    }
+    let total = (now_ns() - start) as f64;
+    // The report's gather is not Gsum's.
+    comm.stop_trace()?;
+    let expect = (t * (t - 1) / 2) as f64;
+    if sum.iter().any(|&s| s != expect) {
+        return Err(autocoll::Error::Config(format!(
+            "gsum: a sum came out {sum:?}, not {expect}"
+        )));
+    }
+    Ok([total, median(&mut times)])
+}
+
+/// Rank 0's report of `--time`: the slowest rank's total and median.
+fn report_timed(
+    comm: &mut Communicator,
+    o: &Options,
+    n: usize,
+    mine: [f64; 2],
+) -> autocoll::Result<()> {
+    let mut all = vec![0.0; if comm.rank() == 0 { 2 * comm.size() } else { 0 }];
+    comm.gather_with(&"gather:flat".parse()?, &mine, &mut all, 0)?;
+    if comm.rank() != 0 {
+        return Ok(());
+    }
+    let total = all.chunks(2).map(|c| c[0]).fold(0.0, f64::max);
+    let median = all.chunks(2).map(|c| c[1]).fold(0.0, f64::max);
+    println!(
+        "gsum: {} ranks ({}), {} of {} f64, {n} calls{}: {:.2} µs per call, median call {:.2} µs (slowest rank)",
+        comm.size(),
+        comm.transport_kind(),
+        o.imp,
+        comm.size(),
+        if o.trace.is_some() { ", recorded" } else { "" },
+        total / n as f64 / 1e3,
+        median / 1e3
+    );
+    println!(
+        "RESULT mode=time ranks={} transport={} impl={} calls={n} per_call_us={:.3} median_us={:.3}",
+        comm.size(),
+        comm.transport_kind(),
+        o.imp,
+        total / n as f64 / 1e3,
+        median / 1e3
+    );
+    Ok(())
+}
+
 fn rank_main(mut comm: Communicator, o: &Options) -> autocoll::Result<()> {
+    if let Some(n) = o.time {
+        let mine = timed(&mut comm, o, n)?;
+        return report_timed(&mut comm, o, n, mine);
+    }
     let measured = gsum(&mut comm, o)?;
     if let Some(ranks) = collect(&mut comm, &measured)? {
         report(&comm, o, &ranks);
