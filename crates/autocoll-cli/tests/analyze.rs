@@ -26,7 +26,9 @@ const TREES: [&str; 3] = [
 /// the middle of the chain, and host h3's leader under `hier` (0 → 5 → 6
 /// → 7), so that every tree has a path of several nodes down to it.
 const LATE_RANK: usize = 6;
-const LATE: Duration = Duration::from_millis(2);
+/// Far above a call's time and the noise of 8 processes on 2 cores (with
+/// other tests beside them).
+const LATE: Duration = Duration::from_millis(10);
 const CALLS: usize = 30;
 
 /// Four hosts, all 127.0.0.1: h0 (3 slots) and h1 (2) on sw0, h2 (1) and
@@ -162,11 +164,11 @@ fn issue16_a_late_rank_of_tcp_processes_is_found_as_the_source_for_binomial_chai
         let end = found["path"].as_array().unwrap().last().unwrap();
         assert_eq!(end["from"], LATE_RANK as u64, "{imp}: {sentence}");
         assert_eq!(end["own"], true, "{imp}: {sentence}");
-        assert!(end["share"].as_f64().unwrap() >= 0.8, "{imp}: {sentence}");
         assert!(
             sentence.contains(&format!("starts at rank {LATE_RANK}")),
             "{imp}: {sentence}"
         );
+        assert_eq!(found["cause"]["kind"], "between_calls", "{imp}: {sentence}");
     }
     std::fs::remove_dir_all(&base).unwrap();
 }

@@ -8,8 +8,11 @@
 //! waits are load imbalance, which reshaping the tree does not remove (the
 //! paper leaves them out of its hotspot analysis for that reason). Their
 //! share is reported beside it, and when it is half of the path or more
-//! the sentence says that the call is dominated by arrival wait. Calls not
-//! over a tree are broken down into the rank's local stages.
+//! the sentence says that the call is dominated by arrival wait — unless
+//! the load-imbalance analysis found that the collectives make that
+//! imbalance themselves (the source rank leaves the previous call late),
+//! in which case a reshaped tree can shorten it and the sentence says so.
+//! Calls not over a tree are broken down into the rank's local stages.
 
 use serde::Serialize;
 
@@ -47,12 +50,15 @@ pub struct Breakdown {
     pub sentence: String,
 }
 
-/// The breakdown of `stages` (name, mean ns, is an arrival wait).
+/// The breakdown of `stages` (name, mean ns, is an arrival wait);
+/// `made_by_calls`: the arrival waits come from the collectives
+/// themselves.
 pub fn breakdown(
     rank: usize,
     class: &str,
     basis: &'static str,
     stages: &[(String, f64, bool)],
+    made_by_calls: bool,
 ) -> Option<Breakdown> {
     let total: f64 = stages.iter().map(|s| s.1).filter(|x| x.is_finite()).sum();
     if stages.is_empty() || total <= 0.0 {
@@ -90,6 +96,10 @@ pub fn breakdown(
         total / 1e3
     );
     match wait_share {
+        Some(w) if w >= 0.5 && made_by_calls => sentence.push_str(&format!(
+            "; arrival wait is {:.0}% of the path: the call is dominated by arrival wait, which the collectives make themselves (see the load imbalance), so a tree that releases the ranks closer together can shorten it",
+            w * 100.0
+        )),
         Some(w) if w >= 0.5 => sentence.push_str(&format!(
             "; arrival wait is {:.0}% of the path: the call is dominated by arrival wait (load imbalance before the call), which reshaping the tree does not remove",
             w * 100.0

@@ -9,6 +9,16 @@
 //! ends each piece (the same for every algorithm): `receive` (up to a
 //! `Received`, which includes waiting for the message), `combine`, `send`,
 //! and `finish` (from the last event to `Done`: sends still being taken).
+//!
+//! Between calls: a rank's time from the end (`Done`) of its previous call
+//! to its entry into this one, on its own clock (what the program did
+//! between the two), and how late it left that previous call (its `Done` −
+//! that call's median `Done`, on the common clock, where the rank received
+//! a message in that call), both counted only when the previous call is
+//! the one numbered just before; and how late it
+//! entered this one (its entry − the call's median entry). Together they
+//! say why a rank enters late: it worked longer between calls, or it left
+//! the previous call late.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -56,6 +66,15 @@ pub struct RankAgg {
     pub completion: Stat,
     /// Calls in which it entered last.
     pub last_enter: u64,
+    /// Its time between its previous call's end and its entry, ns (own
+    /// clock; only after the call numbered just before).
+    pub between: Stat,
+    /// Its entry − the call's median entry, ns (aligned clocks only).
+    pub late_entry: Stat,
+    /// Its previous call's `Done` − that call's median `Done`, ns (aligned
+    /// clocks only; only after the call numbered just before, and when it
+    /// received a message in that call).
+    pub left_late: Stat,
     /// Calls whose critical path passes through it.
     pub critical_calls: u64,
     /// Calls whose critical path starts at its entry.
@@ -144,13 +163,14 @@ impl Group {
         }
     }
 
-    /// Counts one call.
-    pub fn add(&mut self, view: &View) {
+    /// Counts one call; `between[r]` is rank r's time since its previous
+    /// call and how late it left it, where known.
+    pub fn add(&mut self, view: &View, between: &[Between]) {
         self.calls += 1;
         self.seqs.1 = view.seq;
         let duration = view.duration();
         self.call_time.add(duration);
-        self.add_ranks(view);
+        self.add_ranks(view, between);
         if let Some((average, worst)) = waits::arrival_pattern(view) {
             self.pattern.0.add(average);
             self.pattern.1.add(worst);
@@ -163,12 +183,22 @@ impl Group {
         self.add_critical(view, duration);
     }
 
-    fn add_ranks(&mut self, view: &View) {
+    fn add_ranks(&mut self, view: &View, between: &[Between]) {
         let waits = waits::of_call(view);
+        let median_enter = median(view, |v| v.enter());
         for (r, v) in view.ranks.iter().enumerate() {
             let Some(v) = v else { continue };
             let agg = &mut self.ranks[r];
             agg.calls += 1;
+            if let Some((b, left_late)) = between[r] {
+                agg.between.add(b);
+                if let Some(l) = left_late {
+                    agg.left_late.add(l);
+                }
+            }
+            if let Some(m) = median_enter {
+                agg.late_entry.add((v.enter() - m) as f64);
+            }
             agg.time_in_call.add((v.done() - v.enter()) as f64);
             for (stat, x) in agg.local.iter_mut().zip(local_stages(v)) {
                 stat.add(x);
@@ -239,6 +269,32 @@ impl Group {
     }
 }
 
+/// The median over the ranks of a time in a call (`RankView::enter`,
+/// `RankView::done`) on the common clock (the upper one of an even
+/// count); `None` when the clocks do not align.
+fn median(view: &View, time: impl Fn(&RankView) -> i64) -> Option<i64> {
+    if !view.aligned {
+        return None;
+    }
+    let mut times: Vec<i64> = view.ranks.iter().flatten().map(time).collect();
+    times.sort_unstable();
+    times.get(times.len() / 2).copied()
+}
+
+/// A rank's time since its previous call ended (own clock, ns) and how
+/// late it left that call (ns, aligned clocks only), where known.
+pub type Between = Option<(f64, Option<f64>)>;
+
+/// A rank's record of the call it made last.
+#[derive(Clone, Copy)]
+struct Previous {
+    seq: u64,
+    /// Its `Done`, on its own clock.
+    done: u64,
+    /// Its `Done` − the call's median `Done`, on the common clock.
+    left_late: Option<f64>,
+}
+
 /// Every group of a run, in the order their first calls came.
 #[derive(Default)]
 pub struct Analysis {
@@ -247,12 +303,48 @@ pub struct Analysis {
     index: HashMap<(String, u64, usize), usize>,
     /// Calls counted.
     pub calls: u64,
+    /// Per rank, the last call counted.
+    previous: Vec<Option<Previous>>,
 }
 
 impl Analysis {
+    /// Each rank's [`Between`] (when its previous call is the one numbered
+    /// just before), and the record of this call as the previous.
+    fn between(&mut self, view: &View) -> Vec<Between> {
+        if self.previous.len() < view.ranks.len() {
+            self.previous.resize(view.ranks.len(), None);
+        }
+        let median_done = median(view, |v| v.done());
+        view.ranks
+            .iter()
+            .zip(self.previous.iter_mut())
+            .map(|(v, previous)| {
+                let v = v.as_ref()?;
+                let events = &v.call.events;
+                let (enter, done) = (events[0].time_ns, events[events.len() - 1].time_ns);
+                let before = previous
+                    .filter(|p| p.seq + 1 == view.seq)
+                    .map(|p| (enter as f64 - p.done as f64, p.left_late));
+                // Only a call that released the rank (it waited there for
+                // a message) can leave it late by its own order: a reduce's
+                // leaf, which only sends, leaves late when it came late.
+                let released = events.iter().any(|e| e.stage == Stage::Received);
+                *previous = Some(Previous {
+                    seq: view.seq,
+                    done,
+                    left_late: median_done
+                        .filter(|_| released)
+                        .map(|m| (v.done() - m) as f64),
+                });
+                before
+            })
+            .collect()
+    }
+
     /// Counts one call in its group.
     pub fn add(&mut self, view: &View) {
         self.calls += 1;
+        let between = self.between(view);
         let key = (view.imp.to_string(), view.bytes, view.root);
         let i = match self.index.get(&key) {
             Some(&i) => i,
@@ -262,6 +354,6 @@ impl Analysis {
                 self.groups.len() - 1
             }
         };
-        self.groups[i].add(view);
+        self.groups[i].add(view, &between);
     }
 }

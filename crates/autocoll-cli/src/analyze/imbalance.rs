@@ -23,11 +23,27 @@
 //! subtree of that rank when the path goes on but no contribution is last
 //! there in most calls. Calls not over a tree get the simpler statement:
 //! which rank entered the call last, and how often.
+//!
+//! Why the source rank enters late ([`explain`]): its lateness (its
+//! entry − the call's median entry) is about what it spends between calls
+//! beyond the median rank (from its previous call's end to its entry, on
+//! its own clock) plus how late it left the previous call (its end − that
+//! call's median end, known when the rank received a message there: a
+//! call that only sent from it, as a reduce's leaf, did not release it);
+//! each is its median over calls, and the larger part names the cause
+//! (without the second, the first must make up half of the lateness).
+//! Longer between calls: the program holds it back (its
+//! work between calls: the paper's SOR), which reshaping the tree does not
+//! remove. Left the previous call late: the collectives make the imbalance
+//! themselves (a tree's broadcast releases its deepest leaf last, which
+//! then enters the next call last: the paper's Gsum), and a reshaped tree
+//! can change it.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::group::RankAgg;
 use super::nodes::{NodeAgg, Who};
 
 /// An edge of the graph of last arrivals.
@@ -57,8 +73,31 @@ pub struct Imbalance {
     /// True when the source is a subtree (its root named) rather than the
     /// rank itself.
     pub source_is_subtree: bool,
+    /// Why the source enters late, when the source is one rank and the
+    /// calls say.
+    pub cause: Option<Cause>,
     /// The finding as a sentence.
     pub sentence: String,
+}
+
+/// Why the source rank enters late.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Cause {
+    /// `between_calls`: it spends longer between calls than the others
+    /// (the program's imbalance); `previous_call`: it leaves the previous
+    /// call late (the collectives' own).
+    pub kind: &'static str,
+    /// Its time between calls (median over calls), s.
+    pub between_s: f64,
+    /// The median over ranks of that time, s.
+    pub median_between_s: f64,
+    /// How late it enters: its entry − the call's median entry (median
+    /// over calls), s.
+    pub late_entry_s: f64,
+    /// How late it leaves the previous call: its end − that call's median
+    /// end (median over calls), s; `None` when no previous call released
+    /// it (it received nothing there).
+    pub left_late_s: Option<f64>,
 }
 
 fn pct(share: f64) -> String {
@@ -163,6 +202,7 @@ pub fn over_tree(nodes: &BTreeMap<usize, NodeAgg>, root: usize) -> Option<Imbala
         path,
         source,
         source_is_subtree: subtree,
+        cause: None,
         sentence,
     })
 }
@@ -226,8 +266,71 @@ pub fn by_entry(last_enter: &[u64], calls: u64) -> Option<Imbalance> {
         path: Vec::new(),
         source,
         source_is_subtree: false,
+        cause: None,
         sentence,
     })
+}
+
+/// A time given in ns, in µs for a sentence.
+fn us(ns: f64) -> String {
+    format!("{} µs", super::report::us(ns * 1e-9))
+}
+
+/// Says why the source rank enters late, from its lateness, its time
+/// between calls against the median rank's and how late it left the
+/// previous call (see the module's note), when the source is one rank
+/// that enters late and its times between calls are known.
+pub fn explain(found: &mut Imbalance, ranks: &[RankAgg]) {
+    let Some(source) = found.source.filter(|_| !found.source_is_subtree) else {
+        return;
+    };
+    // Medians over calls, not means: one call in which a rank waited a
+    // few ms for a core would move its mean past the others'.
+    let mut between: Vec<f64> = ranks
+        .iter()
+        .filter(|r| r.between.count() > 0)
+        .map(|r| r.between.quantile(0.5))
+        .collect();
+    let mine = &ranks[source];
+    if between.is_empty() || mine.between.count() == 0 || mine.late_entry.count() == 0 {
+        return;
+    }
+    between.sort_by(f64::total_cmp);
+    let median = between[between.len() / 2];
+    let late = mine.late_entry.quantile(0.5);
+    if late <= 0.0 {
+        return;
+    }
+    let own = mine.between.quantile(0.5);
+    let left_late = (mine.left_late.count() > 0).then(|| mine.left_late.quantile(0.5));
+    let kind = match left_late {
+        Some(l) if own - median > l => "between_calls",
+        Some(_) => "previous_call",
+        None if own - median >= 0.5 * late => "between_calls",
+        None => return,
+    };
+    let left = match left_late {
+        Some(l) if l < 0.0 => format!("left the previous call {} early", us(-l)),
+        Some(l) => format!("left the previous call {} late", us(l)),
+        None => "was not released late by the previous call".into(),
+    };
+    found.sentence.push_str(&match kind {
+        "between_calls" => format!(
+            ". Rank {source} enters {} late: it spends {} between calls against the median rank's {} (and {left}): the program holds it back (its work between calls), which reshaping the tree does not remove",
+            us(late), us(own), us(median)
+        ),
+        _ => format!(
+            ". Rank {source} enters {} late: it {left} (and spends {} between calls against the median rank's {}): the collectives make the imbalance themselves (the order in which the previous call released the ranks), which a reshaped tree can change",
+            us(late), us(own), us(median)
+        ),
+    });
+    found.cause = Some(Cause {
+        kind,
+        between_s: own * 1e-9,
+        median_between_s: median * 1e-9,
+        late_entry_s: late * 1e-9,
+        left_late_s: left_late.map(|l| l * 1e-9),
+    });
 }
 
 #[cfg(test)]

@@ -220,6 +220,12 @@ pub struct RankReport {
     pub stages: LocalStages,
     /// Share of calls it entered last in.
     pub last_to_enter_share: Option<f64>,
+    /// Its time from its previous call's end to its entry (own clock;
+    /// calls that follow the call numbered just before).
+    pub between_calls: Option<Summary>,
+    /// Its entry − the call's median entry (aligned clocks only; can be
+    /// negative).
+    pub late_entry: Option<Summary>,
     /// Share of calls whose critical path passes through it.
     pub critical_path_share: Option<f64>,
 }
@@ -510,7 +516,7 @@ fn group_report(g: &Group, hosts: &[String], clocks: &Clocks, tolerance: f64) ->
         })
         .collect();
     let classes = rank_classes(g, &paths, tolerance);
-    let load_imbalance = match g.tree {
+    let mut load_imbalance = match g.tree {
         true => imbalance::over_tree(&g.nodes, g.root),
         false => None,
     }
@@ -518,6 +524,13 @@ fn group_report(g: &Group, hosts: &[String], clocks: &Clocks, tolerance: f64) ->
         let last: Vec<u64> = g.ranks.iter().map(|r| r.last_enter).collect();
         imbalance::by_entry(&last, g.calls)
     });
+    if let Some(found) = load_imbalance.as_mut() {
+        imbalance::explain(found, &g.ranks);
+    }
+    let made_by_calls = load_imbalance
+        .as_ref()
+        .and_then(|i| i.cause.as_ref())
+        .is_some_and(|c| c.kind == "previous_call");
     GroupReport {
         imp: g.imp.clone(),
         op: g.op.to_string(),
@@ -532,7 +545,7 @@ fn group_report(g: &Group, hosts: &[String], clocks: &Clocks, tolerance: f64) ->
         message_time,
         wait_states: wait_states(g, clocks),
         ranks: rank_reports(g, hosts, &classes, clocks),
-        cost_breakdown: cost_breakdown(g, &classes, &paths),
+        cost_breakdown: cost_breakdown(g, &classes, &paths, made_by_calls),
         classes: class_reports(g, &classes, &paths),
         nodes: g.nodes.iter().map(|(&r, n)| node_report(r, n)).collect(),
         links: g
@@ -587,6 +600,8 @@ fn rank_reports(
             last_to_enter_share: clocks
                 .aligned()
                 .then(|| r.last_enter as f64 / g.calls as f64),
+            between_calls: some(&r.between),
+            late_entry: some(&r.late_entry),
             critical_path_share: share(r.critical_calls, g.critical_calls),
         })
         .collect()
@@ -727,7 +742,14 @@ fn path_totals(path: Option<&PathAgg>) -> [f64; 3] {
     out
 }
 
-fn cost_breakdown(g: &Group, classes: &[Class], paths: &[Option<&PathAgg>]) -> Option<Breakdown> {
+/// `made_by_calls`: the load imbalance was found to come from the
+/// collectives themselves (see `imbalance::explain`).
+fn cost_breakdown(
+    g: &Group,
+    classes: &[Class],
+    paths: &[Option<&PathAgg>],
+    made_by_calls: bool,
+) -> Option<Breakdown> {
     let class = classes.first()?;
     let rank = class.representative;
     let name = classes::name(0);
@@ -737,7 +759,7 @@ fn cost_breakdown(g: &Group, classes: &[Class], paths: &[Option<&PathAgg>]) -> O
             .iter()
             .map(|(s, stat)| (s.to_string(), stat.mean(), s.kind == Kind::ArrivalWait))
             .collect();
-        return breakdown::breakdown(rank, &name, "path", &stages);
+        return breakdown::breakdown(rank, &name, "path", &stages, made_by_calls);
     }
     let r = &g.ranks[rank];
     let stages: Vec<(String, f64, bool)> = LOCAL
@@ -745,7 +767,7 @@ fn cost_breakdown(g: &Group, classes: &[Class], paths: &[Option<&PathAgg>]) -> O
         .zip(&r.local)
         .map(|(n, s)| (n.to_string(), s.mean(), false))
         .collect();
-    breakdown::breakdown(rank, &name, "local stages", &stages)
+    breakdown::breakdown(rank, &name, "local stages", &stages, made_by_calls)
 }
 
 fn node_report(rank: usize, n: &NodeAgg) -> NodeReport {

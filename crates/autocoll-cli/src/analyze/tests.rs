@@ -523,9 +523,21 @@ fn a_rank_that_enters_late_is_found_as_the_source() {
         let (source, sentence) = source_of(imp, 8, 5);
         assert_eq!(source, Some(5), "{imp}: {sentence}");
         assert!(
-            sentence.ends_with("starts at rank 5") || sentence.contains("starts at rank 5 "),
+            sentence.ends_with("starts at rank 5")
+                || sentence.contains("starts at rank 5.")
+                || sentence.contains("starts at rank 5 "),
             "{imp}: {sentence}"
         );
+        // Every call of the simulation starts on a common beat: rank 5
+        // spends its 30 µs between calls. Over a reduce, whose leaves only
+        // send, its time between calls is like the others' (it also left
+        // the previous call late, having come late): the analysis names no
+        // cause.
+        let cause = "the program holds it back (its work between calls), which reshaping the tree does not remove";
+        match imp {
+            "reduce:binary" => assert!(!sentence.contains(". Rank 5 enters"), "{sentence}"),
+            _ => assert!(sentence.ends_with(cause), "{imp}: {sentence}"),
+        }
     }
     let (_, chain) = source_of("allreduce:chain", 8, 5);
     assert!(
