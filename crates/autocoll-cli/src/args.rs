@@ -1,9 +1,11 @@
 //! Parsing of the list and range arguments the subcommands share.
 
+use std::path::PathBuf;
 use std::str::FromStr;
 
 use autocoll::measure::Options;
 use autocoll::select::parse_bytes;
+use autocoll::tree::ParentList;
 use autocoll::{Collective, Implementation};
 
 use crate::Failure;
@@ -41,6 +43,141 @@ pub fn impls(text: &str) -> Result<Option<Vec<Implementation>>, Failure> {
         })
         .collect::<Result<_, _>>()?;
     Ok(Some(list))
+}
+
+/// `--tree-file FILE`, shared by `bench`, `check`, `tune` and `adapt`.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct TreeFileArg {
+    /// A tree as the parent rank of every rank, one a line, the root's
+    /// `-` (docs/formats.md); it runs as `<op>:user:parents=…`, beside
+    /// --impl's implementations (without --impl, alone). -n and --root
+    /// default to its ranks and its root.
+    #[arg(long, value_name = "FILE")]
+    pub tree_file: Option<PathBuf>,
+}
+
+/// A `--tree-file`, read and checked to be a tree.
+pub struct TreeFile {
+    list: ParentList,
+    path: PathBuf,
+}
+
+impl TreeFile {
+    /// Reads the file `arg` names, if any.
+    pub fn load(arg: &TreeFileArg) -> Result<Option<TreeFile>, Failure> {
+        let Some(path) = &arg.tree_file else {
+            return Ok(None);
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::Usage(format!("--tree-file {}: {e}", path.display())))?;
+        let list = ParentList::parse(&text, &path.display().to_string())
+            .map_err(|e| Failure::Usage(format!("--tree-file: {e}")))?;
+        Ok(Some(TreeFile {
+            list,
+            path: path.clone(),
+        }))
+    }
+
+    /// The tree's ranks.
+    pub fn size(&self) -> usize {
+        self.list.size()
+    }
+
+    /// The tree's root.
+    pub fn root(&self) -> usize {
+        self.list.root()
+    }
+
+    /// The file's tree as an implementation of `op` (unsegmented).
+    pub fn imp(&self, op: Collective) -> Implementation {
+        Implementation::tree(op, self.list.shape(), None)
+            .expect("a user tree runs every collective")
+    }
+
+    /// Refuses rank counts other than the tree's, and says (on stderr,
+    /// once for the job) when a collective runs the tree from another
+    /// root than its own.
+    pub fn check(&self, ranks: &[usize], ops: &[Collective], root: usize) -> Result<(), Failure> {
+        let p = self.size();
+        if let Some(other) = ranks.iter().find(|&&n| n != p) {
+            return Err(Failure::Usage(format!(
+                "--tree-file {} has {p} ranks, -n asks for {other}",
+                self.path.display()
+            )));
+        }
+        for op in ops.iter().filter(|_| speaks_for_the_job()) {
+            let from = if op.rooted() { root } else { 0 };
+            if from != self.root() {
+                eprintln!(
+                    "autocoll: {op} runs the tree of {} from rank {from}, not from its root {}: every rank moves {} places along with the root",
+                    self.path.display(),
+                    self.root(),
+                    (from + p - self.root()) % p
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// True in the process that speaks for the whole job: not a rank the
+/// launcher started, and, under mpirun, rank 0 (each rank runs the
+/// command, and a note should not come once per rank).
+fn speaks_for_the_job() -> bool {
+    let mpi_rank = ["OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok());
+    !crate::launch::is_rank() && mpi_rank.is_none_or(|r| r == "0")
+}
+
+/// What `--impl` and `--tree-file` choose.
+#[derive(Clone, Debug, Default)]
+pub struct Chosen {
+    /// Every family, as `--impl all` says.
+    pub all: bool,
+    /// The implementations named, and the tree file's.
+    pub named: Vec<Implementation>,
+}
+
+impl Chosen {
+    /// `--impl` (`None` when left out: `all`, or nothing beside a tree
+    /// file) and the tree file's tree for each of `ops`.
+    pub fn new(
+        imp: Option<&str>,
+        tree: Option<&TreeFile>,
+        ops: &[Collective],
+    ) -> Result<Chosen, Failure> {
+        let mut chosen = match (imp, tree) {
+            (None, Some(_)) => Chosen::default(),
+            (None, None) => Chosen {
+                all: true,
+                named: Vec::new(),
+            },
+            (Some(text), _) => match impls(text)? {
+                None => Chosen {
+                    all: true,
+                    named: Vec::new(),
+                },
+                Some(named) => Chosen { all: false, named },
+            },
+        };
+        if let Some(tree) = tree {
+            chosen.named.extend(ops.iter().map(|&op| tree.imp(op)));
+        }
+        Ok(chosen)
+    }
+
+    /// The implementations of `op`: `every()` when all are chosen, then
+    /// the named ones of `op`.
+    pub fn of(
+        &self,
+        op: Collective,
+        every: impl FnOnce() -> Vec<Implementation>,
+    ) -> Vec<Implementation> {
+        let mut out = if self.all { every() } else { Vec::new() };
+        out.extend(self.named.iter().filter(|i| i.op == op).cloned());
+        out
+    }
 }
 
 /// Rank counts: `5`, `2,4,8`, or an inclusive range `2..16`.

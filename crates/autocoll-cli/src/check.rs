@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
 use autocoll::check::{self, Case, Config, Dtype, Failure as CaseFailure};
-use autocoll::{local, Builtin, Collective, Implementation};
+use autocoll::{local, Builtin, Collective, Layout};
 use serde_json::json;
 
 use crate::launch::{self, Placement};
 use crate::out::say;
+use crate::traced::{self, TraceArg};
 use crate::{args, Failure};
 
 /// The line on which rank 0 of a `tcp` check hands its report to the
@@ -25,12 +26,18 @@ Examples:
   # every implementation of every collective on 5 threads
   autocoll check -n 5
   # broadcast's implementations on 3 processes over tcp
-  autocoll check --transport tcp -n 3 --op bcast")]
+  autocoll check --transport tcp -n 3 --op bcast
+  # the hier trees on 8 threads laid out as a hostfile places 8 ranks
+  autocoll check -n 8 --impl allreduce:hier,bcast:hier:inner=flat --hostfile hosts.txt
+  # the tree of a file (one parent rank per rank) for every collective
+  autocoll check --tree-file tree.txt")]
 pub struct Args {
     /// Where the ranks run.
     #[arg(long, value_enum, default_value_t = Transport::Local)]
     transport: Transport,
-    /// Where the ranks of a tcp check start.
+    /// Where the ranks of a tcp check start. A local check takes
+    /// --hostfile (without --agent) as the layout its threads stand for:
+    /// the hosts and switches of the ranks the hostfile places.
     #[command(flatten)]
     placement: Placement,
     /// Ranks: `5`, a list `2,3,5` or a range `2..8` (default 5). Under
@@ -40,16 +47,20 @@ pub struct Args {
     /// Collectives: `all` or a comma list.
     #[arg(long, default_value = "all")]
     op: String,
-    /// Implementation ids (comma list), or `all` for every family.
-    #[arg(long = "impl", default_value = "all")]
-    imp: String,
+    /// Implementation ids (comma list), or `all` for every family (the
+    /// default, without --tree-file).
+    #[arg(long = "impl")]
+    imp: Option<String>,
+    #[command(flatten)]
+    tree: args::TreeFileArg,
     /// Bytes per rank: a comma list (K and M suffixes), rounded down to
     /// whole elements of the collective's element type.
     #[arg(long, default_value = "0,1,4096,65539")]
     bytes: String,
-    /// Roots of rooted collectives: a comma list of ranks, `mid`, `last`, or `all`.
-    #[arg(long, default_value = "0")]
-    root: String,
+    /// Roots of rooted collectives: a comma list of ranks, `mid`, `last`,
+    /// or `all` (default 0, or the tree file's root).
+    #[arg(long)]
+    root: Option<String>,
     /// Seed of the pseudo-random data.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -65,6 +76,8 @@ pub struct Args {
     /// Write the outcome as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
+    #[command(flatten)]
+    trace: TraceArg,
 }
 
 /// Transports `check` can run on.
@@ -92,15 +105,37 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             .parse::<Builtin>()
             .map_err(|e| Failure::Usage(format!("--reduce-op: {e}")))?,
     };
+    a.trace.check()?;
     let ops = args::ops(&a.op)?;
     if ops.iter().any(|op| op.reduces()) {
         probe_op(&config)?;
     }
+    let tree = args::TreeFile::load(&a.tree)?;
+    let impls = args::Chosen::new(a.imp.as_deref(), tree.as_ref(), &ops)?;
+    let roots = match (&a.root, &tree) {
+        (Some(text), _) => text.clone(),
+        (None, Some(t)) => t.root().to_string(),
+        (None, None) => "0".into(),
+    };
+    let ranks = match (&a.ranks, &tree) {
+        (Some(text), _) => Some(text.clone()),
+        (None, Some(t)) => Some(t.size().to_string()),
+        (None, None) => None,
+    };
+    if let (Some(t), Some(text)) = (&tree, &ranks) {
+        let p = t.size();
+        let root = args::roots(&roots, p)?.first().copied().unwrap_or(0);
+        t.check(&args::ranks(text)?, &ops, root)?;
+    }
+    let layout = local_layout(&a)?;
     let plan = Plan {
         ops,
-        impls: args::impls(&a.imp)?,
+        impls,
         sizes: args::bytes(&a.bytes, 2)?,
         config,
+        roots,
+        ranks,
+        layout,
     };
     if matches!(a.transport, Transport::Tcp) && launch::is_rank() {
         return as_rank(&a, &plan);
@@ -119,46 +154,81 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
 /// What runs, on any number of ranks.
 struct Plan {
     ops: Vec<Collective>,
-    impls: Option<Vec<Implementation>>,
+    impls: args::Chosen,
     sizes: Vec<usize>,
     config: Config,
+    /// `--root`, or its default.
+    roots: String,
+    /// `-n`, or its default (the tree file's size) when there is one.
+    ranks: Option<String>,
+    /// The hosts and switches local ranks stand for (`--hostfile`).
+    layout: Option<Layout>,
 }
 
 impl Plan {
     fn cases(&self, a: &Args, p: usize) -> Result<Vec<Case>, Failure> {
-        let roots = args::roots(&a.root, p)?;
-        let cases = cases(
-            &self.ops,
-            self.impls.as_deref(),
-            &self.sizes,
-            &roots,
-            p,
-            a.seed,
-        );
+        let roots = args::roots(&self.roots, p)?;
+        let cases = cases(&self.ops, &self.impls, &self.sizes, &roots, p, a.seed);
         if cases.is_empty() {
             return Err(Failure::Usage(format!(
                 "no implementation of {} matches --impl {}",
-                a.op, a.imp
+                a.op,
+                a.imp.as_deref().unwrap_or("all")
             )));
         }
         Ok(cases)
     }
 }
 
+/// The layout of a local check's threads: the one of the ranks
+/// `--hostfile` places (no address is resolved; an agent has no place).
+fn local_layout(a: &Args) -> Result<Option<Layout>, Failure> {
+    if !matches!(a.transport, Transport::Local) {
+        return Ok(None);
+    }
+    if a.placement.agent.is_some() {
+        return Err(Failure::Usage(
+            "--agent starts the ranks of a tcp check: use it with --transport tcp".into(),
+        ));
+    }
+    let Some(path) = &a.placement.hostfile else {
+        return Ok(None);
+    };
+    let lines = autocoll::launch::read_hostfile(path).map_err(|e| Failure::Usage(e.to_string()))?;
+    let slots: usize = lines.iter().map(|l| l.slots).sum();
+    let layout = autocoll::launch::layout_of(slots, &lines)
+        .map_err(|e| Failure::Usage(format!("--hostfile: {e}")))?;
+    Ok(Some(layout))
+}
+
 /// Cases run and failures seen, once all ranks are in.
 type Outcome = Option<(usize, Vec<CaseFailure>)>;
+
+/// The `-n` sizes of a local or tcp check.
+fn job_sizes(plan: &Plan) -> Result<Vec<usize>, Failure> {
+    args::ranks(plan.ranks.as_deref().unwrap_or("5"))
+}
 
 /// Runs the cases once per `-n` size, on threads or launched processes.
 fn run_each_size(a: &Args, plan: &Plan) -> Result<Outcome, Failure> {
     let mut total = 0;
     let mut failures = Vec::new();
-    for p in args::ranks(a.ranks.as_deref().unwrap_or("5"))? {
+    let sizes = job_sizes(plan)?;
+    for &p in &sizes {
         let cases = plan.cases(a, p)?;
         let start = Instant::now();
         let timeout = Duration::from_secs(a.timeout);
+        let trace = a.trace.dir(p, sizes.len());
         let found = match a.transport {
             Transport::Tcp => run_tcp(p, a)?,
-            _ => run_local(p, &cases, &plan.config, timeout).map_err(Failure::Run)?,
+            _ => {
+                let layout = match &plan.layout {
+                    Some(whole) => Some(first_ranks(whole, p)?),
+                    None => None,
+                };
+                run_local(p, &cases, &plan.config, timeout, layout, trace.as_deref())
+                    .map_err(Failure::Run)?
+            }
         };
         report(p, &cases, &found, start.elapsed());
         total += cases.len();
@@ -181,13 +251,14 @@ fn run_mpi(a: &Args, plan: &Plan) -> Result<Outcome, Failure> {
     let (mut comm, library) =
         autocoll::comm::mpi::world_with_library().context("starting the mpi transport")?;
     let p = comm.size();
-    args::agree_with_mpirun(a.ranks.as_deref(), p)?;
+    args::agree_with_mpirun(plan.ranks.as_deref(), p)?;
     let cases = plan.cases(a, p)?;
     comm.set_timeout(Duration::from_secs(a.timeout));
+    traced::start(&mut comm, a.trace.dir(p, 1).as_deref()).context("--trace")?;
     if comm.rank() == 0 {
         say!(
             "transport mpi: {p} ranks on {}; every result is also compared with the MPI library's own collective",
-            distinct(&comm.hosts()).join(", ")
+            hosts_of(&comm)
         );
     }
     let start = Instant::now();
@@ -200,15 +271,25 @@ fn run_mpi(a: &Args, plan: &Plan) -> Result<Outcome, Failure> {
     Ok(Some((cases.len(), all)))
 }
 
+/// The job's hosts, each with its switch when known: `h0 (sw0), h5 (sw0/sw1)`.
 #[cfg(feature = "mpi")]
-fn distinct(hosts: &[String]) -> Vec<String> {
-    let mut seen: Vec<String> = Vec::new();
-    for h in hosts {
-        if !seen.contains(h) {
-            seen.push(h.clone());
+fn hosts_of(comm: &autocoll::Communicator) -> String {
+    let layout = match comm.layout() {
+        Ok(layout) => layout,
+        Err(e) => return format!("hosts that make no layout ({e})"),
+    };
+    let mut named: Vec<String> = (0..layout.host_count())
+        .map(|h| layout.host_name(h).to_string())
+        .collect();
+    for rank in 0..layout.size() {
+        if let Some(s) = layout.switch(rank) {
+            let name = &mut named[layout.host(rank)];
+            if !name.ends_with(')') {
+                name.push_str(&format!(" ({})", layout.switch_path(s)));
+            }
         }
     }
-    seen
+    named.join(", ")
 }
 
 /// Prints the summary line, writes `--json`, and picks the exit code.
@@ -244,10 +325,25 @@ fn probe_op(config: &Config) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The layout of the first `p` ranks of `whole`.
+fn first_ranks(whole: &Layout, p: usize) -> Result<Layout, Failure> {
+    if p > whole.size() {
+        return Err(Failure::Usage(format!(
+            "the hostfile has {} slots, -n asks for {p} ranks",
+            whole.size()
+        )));
+    }
+    let mut hosts = whole.hosts();
+    let mut switches = whole.switches();
+    hosts.truncate(p);
+    switches.truncate(p);
+    Layout::new(hosts, switches).map_err(|e| Failure::Usage(e.to_string()))
+}
+
 /// Every (implementation, bytes, root) to run on `p` ranks, in a fixed order.
 fn cases(
     ops: &[Collective],
-    impls: Option<&[Implementation]>,
+    impls: &args::Chosen,
     sizes: &[usize],
     roots: &[usize],
     p: usize,
@@ -262,10 +358,7 @@ fn cases(
         };
         let roots: &[usize] = if op.rooted() { roots } else { &[0] };
         for &bytes in sizes {
-            let chosen: Vec<Implementation> = match impls {
-                None => check::all_implementations(op, p, bytes, seed),
-                Some(list) => list.iter().filter(|i| i.op == op).cloned().collect(),
-            };
+            let chosen = impls.of(op, || check::all_implementations(op, p, bytes, seed));
             for imp in chosen {
                 for &root in roots {
                     out.push(Case {
@@ -285,9 +378,15 @@ fn run_local(
     cases: &[Case],
     config: &Config,
     timeout: Duration,
+    layout: Option<Layout>,
+    trace: Option<&std::path::Path>,
 ) -> anyhow::Result<Vec<CaseFailure>> {
     let per_rank = local::run(p, |mut comm| {
         comm.set_timeout(timeout);
+        if let Some(layout) = &layout {
+            comm.set_layout(layout.clone())?;
+        }
+        traced::start(&mut comm, trace)?;
         let mine = check::run(&mut comm, cases, config);
         check::collect(&mut comm, mine)
     });
@@ -316,7 +415,12 @@ fn run_tcp(p: usize, a: &Args) -> Result<Vec<CaseFailure>, Failure> {
 /// failures of all ranks on one line for the launching process.
 fn as_rank(a: &Args, plan: &Plan) -> Result<ExitCode, Failure> {
     let mut comm = crate::launch::join(Duration::from_secs(a.timeout))?;
-    let cases = plan.cases(a, comm.size())?;
+    let p = comm.size();
+    let cases = plan.cases(a, p)?;
+    let trace = a.trace.dir(p, job_sizes(plan)?.len());
+    traced::start(&mut comm, trace.as_deref())
+        .context("--trace")
+        .map_err(Failure::Run)?;
     let mine = check::run(&mut comm, &cases, &plan.config);
     let all = check::collect(&mut comm, mine)
         .context("collecting the failures at rank 0")

@@ -21,7 +21,11 @@ pub struct Args {
     op: String,
 }
 
-const TREES: [(&str, &str, &str); 8] = [
+/// The width of the ids' column.
+const WIDTH: usize = 46;
+
+/// Tree shapes: name, parameters (with their `:`), what it is.
+const TREES: [(&str, &str, &str); 9] = [
     (
         "flat",
         "",
@@ -30,15 +34,24 @@ const TREES: [(&str, &str, &str); 8] = [
     ("chain", "", "rank i sends to rank i+1"),
     ("backward-chain", "", "rank i sends to rank i-1"),
     ("binary", "", "heap-numbered, two children per rank"),
-    ("kary", "k=<fan-out>", "heap-numbered, k children per rank"),
+    ("kary", ":k=<fan-out>", "heap-numbered, k children per rank"),
     ("binomial", "", "largest subtree first; ceil(log2 P) rounds"),
-    ("knomial", "k=<radix>", "binomial generalised to radix k"),
+    ("knomial", ":k=<radix>", "binomial generalised to radix k"),
     (
         "user",
-        "parents=<p0.p1...>",
-        "explicit parent position of each position (from the root)",
+        ":parents=<p0.p1...>",
+        "explicit parent position of each position (from the root); --tree-file",
+    ),
+    (
+        "hier",
+        "[:inner=<level>][:outer=<level>][:top=<level>]",
+        "a host's ranks under a leader, host leaders under their switch's, switch leaders at the top",
     ),
 ];
+
+/// What a level of `hier` may be; left out, a level is binomial.
+const LEVELS: &str =
+    "flat, chain, backward-chain, binary, kary<k>, binomial, knomial<k> (default binomial)";
 
 fn named(name: &str) -> &'static str {
     match name {
@@ -70,18 +83,20 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         } else {
             "[:seg=<bytes>]"
         };
-        for (shape, k, what) in TREES {
-            let k = if k.is_empty() {
-                String::new()
+        for (shape, params, what) in TREES {
+            let id = format!("{op}:{shape}{params}{seg}");
+            if id.len() < WIDTH {
+                say!("  {id:<WIDTH$} {what}");
             } else {
-                format!(":{k}")
-            };
-            let id = format!("{op}:{shape}{k}{seg}");
-            say!("  {id:<46} {what}");
+                // An id too wide for its column has its line to itself.
+                say!("  {id}");
+                say!("  {:<WIDTH$} {what}", "");
+            }
         }
+        say!("  {:<WIDTH$} <level>: {LEVELS}", "");
         for alg in op.named_algorithms() {
             let id = format!("{op}:{}", alg.name());
-            say!("  {id:<46} {}", named(alg.name()));
+            say!("  {id:<WIDTH$} {}", named(alg.name()));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 mod adapt;
+mod analyze;
 mod args;
 mod baseline;
 mod bench;
@@ -17,6 +18,7 @@ mod launch;
 mod list;
 mod out;
 mod plot;
+mod traced;
 mod tune;
 
 use std::process::ExitCode;
@@ -51,6 +53,9 @@ enum Command {
     Adapt(adapt::Args),
     /// autocoll against the MPI library on an emulated cluster: one report.
     Compare(compare::Args),
+    /// What happened inside the collectives of a traced run: tree nodes,
+    /// links, load imbalance, wait states, critical paths, timelines.
+    Analyze(analyze::Args),
 }
 
 /// A failure the user caused (exit 2) or a run that failed (exit 1).
@@ -78,6 +83,7 @@ fn main() -> ExitCode {
         Command::Tune(a) => tune::run(a),
         Command::Adapt(a) => adapt::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Analyze(a) => analyze::run(a),
     };
     match outcome {
         Ok(code) => code,

@@ -14,7 +14,7 @@ use plotters::prelude::*;
 
 use crate::bench::Row;
 
-const PALETTE: [RGBColor; 8] = [
+pub(crate) const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
@@ -135,7 +135,7 @@ pub fn svg(op: Collective, rows: &[Row]) -> Result<String, String> {
 }
 
 /// The legend box every plot draws, at `at`.
-fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+pub(crate) fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
     at: SeriesLabelPosition,
 ) -> Result<(), String> {

@@ -45,12 +45,16 @@ pub struct Args {
     #[arg(long)]
     op: String,
     /// Implementation ids (comma list) to choose among, or `all` for every
-    /// family with segment sizes from 1K up to twice the message size.
-    #[arg(long = "impl", default_value = "all")]
-    imp: String,
-    /// Ranks: `4`, a list `2,4,8` or a range `2..16`.
-    #[arg(short = 'n', default_value = "4")]
-    ranks: String,
+    /// family with segment sizes from 1K up to twice the message size (the
+    /// default, without --tree-file).
+    #[arg(long = "impl")]
+    imp: Option<String>,
+    #[command(flatten)]
+    tree: args::TreeFileArg,
+    /// Ranks: `4`, a list `2,4,8` or a range `2..16` (default 4, or the
+    /// tree file's ranks).
+    #[arg(short = 'n')]
+    ranks: Option<String>,
     /// Bytes per rank: a list (K, M suffixes) or a range `1K..1M` stepping
     /// by ×--step.
     #[arg(long, default_value = "1K..64K")]
@@ -58,9 +62,9 @@ pub struct Args {
     /// Factor between the sizes of a --bytes range.
     #[arg(long, default_value_t = 4)]
     step: usize,
-    /// Root of rooted collectives.
-    #[arg(long, default_value_t = 0)]
-    root: usize,
+    /// Root of rooted collectives (default 0, or the tree file's root).
+    #[arg(long)]
+    root: Option<usize>,
     /// Method that ranks the implementations: `auto` (truth when the ranks
     /// share a clock, else ol-i), `truth` or `ol-i`.
     #[arg(long, default_value = "auto")]
@@ -104,7 +108,7 @@ struct Partial {
 
 /// What a rank must know to build its share of the sweep.
 struct Sweep {
-    ops: Vec<(Collective, Vec<usize>, Option<Vec<Implementation>>)>,
+    ops: Vec<(Collective, Vec<usize>, args::Chosen)>,
     root: usize,
     method: Option<Method>,
     done: BTreeSet<(String, usize, usize)>,
@@ -116,7 +120,7 @@ impl Sweep {
         let mut out = Vec::new();
         for (op, sizes, impls) in &self.ops {
             let root = if op.rooted() { self.root } else { 0 };
-            for planned in bench::plan_ours(*op, impls.as_deref(), sizes, root, &[method]) {
+            for planned in bench::plan_ours(*op, impls, sizes, root, &[method]) {
                 let key = (planned.subject.id(), p, planned.subject.bytes());
                 if !self.done.contains(&key) {
                     out.push(planned);
@@ -128,15 +132,25 @@ impl Sweep {
 }
 
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
-    let sweep = sweep_of(&a)?;
-    let ranks = args::ranks(&a.ranks)?;
+    let tree = args::TreeFile::load(&a.tree)?;
+    let sweep = sweep_of(&a, tree.as_ref())?;
+    let ranks_text = match (&a.ranks, &tree) {
+        (Some(text), _) => text.clone(),
+        (None, Some(t)) => t.size().to_string(),
+        (None, None) => "4".into(),
+    };
+    let ranks = args::ranks(&ranks_text)?;
     if sweep.ops.iter().any(|(op, _, _)| op.rooted()) {
-        if let Some(&p) = ranks.iter().find(|&&p| a.root >= p) {
+        if let Some(&p) = ranks.iter().find(|&&p| sweep.root >= p) {
             return Err(Failure::Usage(format!(
                 "--root {} is not a rank of a {p}-rank job",
-                a.root
+                sweep.root
             )));
         }
+    }
+    if let Some(t) = &tree {
+        let ops: Vec<Collective> = sweep.ops.iter().map(|(op, _, _)| *op).collect();
+        t.check(&ranks, &ops, sweep.root)?;
     }
     if !(1..=2).contains(&a.ompi_format) {
         return Err(Failure::Usage(format!(
@@ -181,7 +195,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
                 let method = sweep.method.unwrap_or(Method::Truth);
                 let plan = sweep.plan(p, method);
                 let timeout = Duration::from_secs(a.timeout);
-                bench::run_local(p, &plan, &opts, timeout, &stop, &*sink)
+                bench::run_local(p, &plan, &opts, timeout, None, &stop, &*sink)
             }
             Transport::Tcp => {
                 let hosts = Arc::new(Mutex::new(Vec::new()));
@@ -209,9 +223,9 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
 }
 
 /// The collectives, their sizes and candidate lists, and what is done.
-fn sweep_of(a: &Args) -> Result<Sweep, Failure> {
+fn sweep_of(a: &Args, tree: Option<&args::TreeFile>) -> Result<Sweep, Failure> {
     let ops = args::ops(&a.op)?;
-    let impls = args::impls(&a.imp)?;
+    let impls = args::Chosen::new(a.imp.as_deref(), tree, &ops)?;
     let bytes = args::bytes(&a.bytes, a.step)?;
     let method = match a.method.as_str() {
         "auto" => None,
@@ -225,24 +239,20 @@ fn sweep_of(a: &Args) -> Result<Sweep, Failure> {
     };
     let mut out = Vec::new();
     for op in ops {
-        let mine = match &impls {
-            Some(list) => {
-                let mine: Vec<Implementation> =
-                    list.iter().filter(|i| i.op == op).cloned().collect();
-                if mine.is_empty() {
-                    return Err(Failure::Usage(format!(
-                        "tune: no candidates for {op}: --impl names none of its implementations"
-                    )));
-                }
-                Some(mine)
-            }
-            None => None,
+        let mine = args::Chosen {
+            all: impls.all,
+            named: impls.of(op, Vec::new),
         };
+        if !mine.all && mine.named.is_empty() {
+            return Err(Failure::Usage(format!(
+                "tune: no candidates for {op}: --impl names none of its implementations"
+            )));
+        }
         out.push((op, bench::sizes(op, &bytes), mine));
     }
     let mut sweep = Sweep {
         ops: out,
-        root: a.root,
+        root: a.root.or(tree.map(args::TreeFile::root)).unwrap_or(0),
         method,
         done: BTreeSet::new(),
     };

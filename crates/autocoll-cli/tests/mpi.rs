@@ -118,3 +118,28 @@ fn a_rank_count_that_disagrees_with_mpirun_is_refused() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("mpirun started 2 ranks"), "{stderr}");
 }
+
+/// Ranks told their host and switch (as the emulated cluster's agent tells
+/// them, every rank here on one machine) are laid out by them, and every
+/// collective over `hier` passes across those hosts.
+#[test]
+fn issue16_mpi_ranks_take_their_hosts_and_switches_from_the_environment() {
+    skip_unless_ready!("issue16_mpi_ranks_take_their_hosts_and_switches_from_the_environment");
+    let script = "r=$OMPI_COMM_WORLD_RANK; export AUTOCOLL_HOST=node$((r / 2)); \
+        [ $r -ge 2 ] && export AUTOCOLL_SWITCH=sw0/sw1 || export AUTOCOLL_SWITCH=sw0; exec \"$@\"";
+    let out = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-n", "5"])
+        .args(["sh", "-c", script, "sh"])
+        .arg(env!("CARGO_BIN_EXE_autocoll"))
+        .args(["check", "--transport", "mpi", "--timeout", "20"])
+        .args(["--impl", "bcast:hier,reduce:hier,scatter:hier,gather:hier,allreduce:hier,allgather:hier,barrier:hier"])
+        .args(["--bytes", "0,4099", "--root", "0,3"])
+        .output()
+        .expect("mpirun runs");
+    passed(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("5 ranks on node0 (sw0), node1 (sw0/sw1), node2 (sw0/sw1);"),
+        "{stdout}"
+    );
+}

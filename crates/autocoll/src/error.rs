@@ -33,6 +33,9 @@ pub enum Error {
     /// A tree could not be built for these arguments.
     #[error("cannot build tree: {0}")]
     Tree(String),
+    /// The hosts and switches reported for the ranks do not make a layout.
+    #[error("layout of the ranks: {0}")]
+    Layout(String),
     /// A rank number outside the communicator.
     #[error("rank {rank} is out of range for a communicator of {size} ranks")]
     RankOutOfRange {
@@ -149,6 +152,16 @@ pub enum Error {
         bytes: u64,
         /// The configured maximum.
         max: u64,
+    },
+    /// A trace file is not one, was cut short, or is damaged.
+    #[error("{path}: at byte {offset}: {reason}")]
+    BadTrace {
+        /// The file.
+        path: String,
+        /// Where in it the problem was found.
+        offset: u64,
+        /// What is wrong.
+        reason: String,
     },
     /// The environment or configuration given to the library is unusable.
     #[error("configuration: {0}")]

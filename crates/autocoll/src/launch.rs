@@ -27,8 +27,9 @@ use crossbeam_channel::{unbounded, Receiver, Sender};
 use crate::comm::tcp::setup::PORT_LINE;
 use crate::comm::tcp::wire::Token;
 use crate::error::{Error, Result};
+use crate::layout::{Layout, SWITCH_SEPARATOR};
 
-/// One line of a hostfile: `host slots=N [addr=IP]`.
+/// One line of a hostfile: `host slots=N [addr=IP] [switch=PATH]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostLine {
     /// The host's name, as the agent template's `{host}` receives it.
@@ -37,12 +38,16 @@ pub struct HostLine {
     pub slots: usize,
     /// The address its ranks listen on; resolved from `host` when absent.
     pub addr: Option<IpAddr>,
+    /// The path of the switch the host hangs on (`sw0/sw1`), when given.
+    pub switch: Option<String>,
 }
 
 /// Parses a hostfile in Open MPI's form: one host per line, `slots=N`
 /// (default 1), `#` comments. `max_slots=` is accepted and ignored;
 /// `addr=IP` (an autocoll extension) gives the address to listen on when
-/// the host name is not one, e.g. a network namespace's name.
+/// the host name is not one, e.g. a network namespace's name; `switch=PATH`
+/// (another) names the host's switch, as a path from the top switch down
+/// (`sw0/sw1`), for the trees that follow the cluster (`hier`).
 pub fn parse_hostfile(text: &str, source: &str) -> Result<Vec<HostLine>> {
     let mut hosts = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -60,6 +65,7 @@ pub fn parse_hostfile(text: &str, source: &str) -> Result<Vec<HostLine>> {
             host,
             slots: 1,
             addr: None,
+            switch: None,
         };
         for word in words {
             let (key, value) = word
@@ -80,8 +86,31 @@ pub fn parse_hostfile(text: &str, source: &str) -> Result<Vec<HostLine>> {
                             .map_err(|_| at(format!("addr=`{value}` is not an IP address")))?,
                     )
                 }
-                _ => return Err(at(format!("unknown key `{key}` (slots, max_slots, addr)"))),
+                "switch" => {
+                    if value.split(SWITCH_SEPARATOR).any(str::is_empty) {
+                        return Err(at(format!(
+                            "switch=`{value}` is not a path of names separated by `{SWITCH_SEPARATOR}`"
+                        )));
+                    }
+                    entry.switch = Some(value.to_string());
+                }
+                _ => {
+                    return Err(at(format!(
+                        "unknown key `{key}` (slots, max_slots, addr, switch)"
+                    )))
+                }
             }
+        }
+        if let Some(other) = hosts
+            .iter()
+            .find(|h: &&HostLine| h.host == entry.host && h.switch != entry.switch)
+        {
+            return Err(at(format!(
+                "host {} is on switch {} here and on switch {} above (a host hangs under one switch)",
+                entry.host,
+                entry.switch.as_deref().unwrap_or("(none)"),
+                other.switch.as_deref().unwrap_or("(none)")
+            )));
         }
         hosts.push(entry);
     }
@@ -105,6 +134,8 @@ pub struct Place {
     pub host: String,
     /// The address the rank listens on.
     pub addr: IpAddr,
+    /// The host's switch, when the hostfile names it.
+    pub switch: Option<String>,
 }
 
 /// Places `n` ranks: in hostfile order, each host's slots filled before the
@@ -114,6 +145,7 @@ pub fn place(n: usize, hosts: Option<&[HostLine]>) -> Result<Vec<Place>> {
         let here = Place {
             host: "127.0.0.1".into(),
             addr: IpAddr::from([127, 0, 0, 1]),
+            switch: None,
         };
         return Ok(vec![here; n]);
     };
@@ -133,11 +165,31 @@ pub fn place(n: usize, hosts: Option<&[HostLine]>) -> Result<Vec<Place>> {
             out.push(Place {
                 host: line.host.clone(),
                 addr,
+                switch: line.switch.clone(),
             });
         }
     }
     out.truncate(n);
     Ok(out)
+}
+
+/// The layout `n` ranks placed by the hostfile lines `hosts` have (the
+/// hostfile's host names and switches), as [`place`] fills the slots,
+/// without resolving any address: what a `local` job stands for when it
+/// is given a hostfile.
+pub fn layout_of(n: usize, hosts: &[HostLine]) -> Result<Layout> {
+    let slots: usize = hosts.iter().map(|h| h.slots).sum();
+    if n > slots {
+        return Err(Error::Config(format!(
+            "the hostfile has {slots} slots, the job asks for {n} ranks"
+        )));
+    }
+    let (names, switches) = hosts
+        .iter()
+        .flat_map(|h| std::iter::repeat_n((h.host.clone(), h.switch.clone()), h.slots))
+        .take(n)
+        .unzip();
+    Layout::new(names, switches)
 }
 
 fn resolve_host(host: &str) -> Result<IpAddr> {
@@ -245,13 +297,14 @@ struct Rank {
 
 /// The variables that describe one rank of one job: never inherited from
 /// the launcher's environment (a launcher started inside a rank has them).
-const JOB_VARIABLES: [&str; 8] = [
+const JOB_VARIABLES: [&str; 9] = [
     "AUTOCOLL_RANK",
     "AUTOCOLL_SIZE",
     "AUTOCOLL_ROOT_ADDR",
     "AUTOCOLL_TOKEN",
     "AUTOCOLL_BIND",
     "AUTOCOLL_HOST",
+    "AUTOCOLL_SWITCH",
     "AUTOCOLL_ANNOUNCE",
     "AUTOCOLL_PORT_ON_STDIN",
 ];
@@ -316,6 +369,11 @@ impl Job {
             ("AUTOCOLL_BIND".into(), places[rank].addr.to_string()),
             ("AUTOCOLL_HOST".into(), places[rank].host.clone()),
         ]);
+        // Without one in the hostfile, the agent may know the switch (the
+        // emulated cluster's exports it), so none is set here.
+        if let Some(switch) = &places[rank].switch {
+            env.push(("AUTOCOLL_SWITCH".into(), switch.clone()));
+        }
         if rank == 0 {
             env.push(("AUTOCOLL_ANNOUNCE".into(), "1".into()));
         } else {
@@ -557,13 +615,15 @@ mod tests {
     #[test]
     fn hostfiles_parse_with_slots_and_addresses() {
         let text =
-            "# cluster\nh1 slots=2 addr=10.0.0.1\n\nh2 slots=3 max_slots=4 # two\n127.0.0.1\n";
+            "# cluster\nh1 slots=2 addr=10.0.0.1\n\nh2 slots=3 max_slots=4 switch=sw0/sw1 # two\n127.0.0.1\n";
         let hosts = parse_hostfile(text, "hf").unwrap();
         assert_eq!(hosts.len(), 3);
         assert_eq!(hosts[0].slots, 2);
         assert_eq!(hosts[0].addr, Some(IpAddr::from([10, 0, 0, 1])));
         assert_eq!((hosts[1].host.as_str(), hosts[1].slots), ("h2", 3));
+        assert_eq!(hosts[1].switch.as_deref(), Some("sw0/sw1"));
         assert_eq!(hosts[2].slots, 1);
+        assert_eq!(hosts[2].switch, None);
     }
 
     #[test]
@@ -572,6 +632,9 @@ mod tests {
         assert!(err("h1\nh2 slots=x\n").contains("hf:2: slots=`x`"));
         assert!(err("h1 slots=0").contains("hf:1:"));
         assert!(err("\nh1 colour=red").contains("hf:2: unknown key `colour`"));
+        assert!(err("h1 switch=a//b").contains("hf:1: switch=`a//b` is not a path"));
+        assert!(err("h1 switch=a\nh1 switch=b")
+            .contains("hf:2: host h1 is on switch b here and on switch a above"));
         assert!(err("h1 addr=nowhere").contains("not an IP address"));
         assert!(err("h1 slots").contains("not key=value"));
         assert!(err("# nothing\n").contains("names no host"));
@@ -591,6 +654,21 @@ mod tests {
             place(2, None).unwrap()[1].addr,
             IpAddr::from([127, 0, 0, 1])
         );
+    }
+
+    #[test]
+    fn a_hostfile_gives_the_layout_of_its_slots() {
+        let hosts = parse_hostfile("a slots=2 switch=s\nb slots=2\n", "hf").unwrap();
+        let layout = layout_of(3, &hosts).unwrap();
+        assert_eq!(layout.hosts(), ["a", "a", "b"]);
+        assert_eq!(
+            layout.switches(),
+            [Some("s".into()), Some("s".into()), None]
+        );
+        assert!(layout_of(5, &hosts)
+            .unwrap_err()
+            .to_string()
+            .contains("4 slots"));
     }
 
     #[test]

@@ -20,24 +20,29 @@ pub mod comm;
 pub mod error;
 pub mod files;
 pub mod launch;
+pub mod layout;
 pub mod measure;
 pub mod observe;
 pub mod select;
+pub mod trace;
 pub mod tree;
 
 pub use coll::op::{Builtin, Element, Op};
 pub use comm::{local, Communicator, Transport};
 pub use error::{Error, Result};
+pub use layout::Layout;
 pub use select::{Algorithm, Collective, Implementation, Selector};
 pub use tree::{Shape, Tree};
 
 /// Builds this process's communicator from how it was started: the
 /// `AUTOCOLL_*` variables `autocoll launch` sets give a `tcp` job; without
-/// them the process is a job of one rank (like an MPI singleton).
+/// them the process is a job of one rank (like an MPI singleton). With
+/// `AUTOCOLL_TRACE=DIR` set, every rank records a trace into DIR
+/// ([`Communicator::trace`]).
 pub fn init() -> Result<Communicator> {
     if let Some(config) = comm::tcp::Config::from_env()? {
         let tcp = comm::tcp::Tcp::connect(&config)?;
-        return Ok(Communicator::new(Box::new(tcp)));
+        return traced(Communicator::new(Box::new(tcp)));
     }
     #[cfg(feature = "mpi")]
     if comm::mpi::under_mpirun() {
@@ -46,5 +51,11 @@ pub fn init() -> Result<Communicator> {
     let one = local::transports(1)
         .pop()
         .expect("one transport for one rank");
-    Ok(Communicator::new(Box::new(one)))
+    traced(Communicator::new(Box::new(one)))
+}
+
+/// `comm`, recording if `AUTOCOLL_TRACE` asks for it.
+fn traced(mut comm: Communicator) -> Result<Communicator> {
+    trace::from_env(&mut comm)?;
+    Ok(comm)
 }

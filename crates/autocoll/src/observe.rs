@@ -1,16 +1,19 @@
 //! The observer hook: collectives report the stages of every call.
 //!
-//! It is the only way stages leave a collective. An [`Observer`] installed
-//! with [`crate::Communicator::set_observer`] sees, on each rank, the call
+//! It is the only way stages leave a collective. The observers of a
+//! communicator (the one set with [`crate::Communicator::set_observer`],
+//! those added with [`crate::Communicator::add_observer`], and the trace
+//! recorder of [`crate::Communicator::trace`]) see, on each rank, the call
 //! entered, every segment received, combined and sent, and the call done;
 //! the collectives know nothing of who listens (the tests count calls with
-//! it, `autocoll adapt --disturb` slows a rank's link through it). When no
-//! observer is installed the collectives test one `Option` and do nothing
-//! else: no clock read, no allocation.
+//! it, `autocoll adapt --disturb` slows a rank's link through it, the
+//! tracer records it). With no observer the collectives test one slice for
+//! emptiness and do nothing else: no clock read, no allocation. With some,
+//! each stage reads the clock once and hands the same event to each.
 
-use std::time::Instant;
-
+use crate::comm::CallSig;
 use crate::select::Implementation;
+use crate::tree::Tree;
 
 /// A stage inside a collective.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -32,18 +35,26 @@ pub enum Stage {
 pub struct Event<'a> {
     /// The rank reporting.
     pub rank: usize,
-    /// The call's sequence number on the communicator.
-    pub call: u64,
+    /// The call: its sequence number on the communicator (`sig.seq`), the
+    /// collective, its root and its bytes per rank.
+    pub sig: CallSig,
     /// The implementation running.
     pub imp: &'a Implementation,
+    /// The tree the call runs over, for tree algorithms.
+    pub tree: Option<&'a Tree>,
     /// What happened.
     pub stage: Stage,
+    /// The algorithm's message phase of a send or receive (it separates,
+    /// e.g., an allreduce's reduce messages from its broadcast messages);
+    /// 0 for `Enter` and `Done`.
+    pub phase: u8,
     /// The segment (or algorithm step) index.
     pub segment: u32,
     /// The other rank involved, if any.
     pub peer: Option<usize>,
-    /// When, on this process's monotonic clock.
-    pub time: Instant,
+    /// When, in nanoseconds on [`crate::clock::now_ns`]: one clock read per
+    /// stage, shared by all observers.
+    pub time_ns: u64,
 }
 
 /// Receives the stages of every collective call on a communicator.

@@ -20,7 +20,7 @@ impl Observer for Calls {
             self.0
                 .lock()
                 .unwrap()
-                .push((e.rank, e.call, e.imp.to_string()));
+                .push((e.rank, e.sig.seq, e.imp.to_string()));
         }
     }
 }
@@ -212,7 +212,8 @@ fn issue6_a_resumed_candidate_the_run_never_measured_keeps_the_file_s_statistics
 fn issue6_a_saved_state_is_picked_up_by_the_next_run() {
     let path = temp("next-run");
     // Allreduce: the lottery's own agreement uses a small reduce and bcast.
-    let z = autocoll::select::lottery::default_candidates(Collective::Allreduce, 3, 50_000).len();
+    let z =
+        autocoll::select::lottery::default_candidates(Collective::Allreduce, 3, 50_000, 1).len();
     let run = |calls: usize| -> Vec<String> {
         let seen = Arc::new(Calls::default());
         local::run(3, |mut comm| {

@@ -37,6 +37,7 @@ use autocoll::{Collective, Implementation, Shape};
 
 use crate::bench::Transport;
 use crate::launch::{self, Placement};
+use crate::traced::TraceArg;
 use crate::Failure;
 
 use disturb::{disturb_of, Disturb};
@@ -61,9 +62,9 @@ pub struct Args {
     /// The collective.
     #[arg(long, required_unless_present = "replay")]
     op: Option<String>,
-    /// Ranks.
-    #[arg(short = 'n', default_value_t = 4)]
-    ranks: usize,
+    /// Ranks (default 4, or the tree file's ranks).
+    #[arg(short = 'n')]
+    ranks: Option<usize>,
     /// Bytes per rank (K, M suffixes).
     #[arg(long, default_value = "64K")]
     bytes: String,
@@ -74,9 +75,12 @@ pub struct Args {
     /// chain, binary, binomial), segmented at 16K when the message is longer.
     #[arg(long = "impl")]
     imp: Option<String>,
-    /// Root of rooted collectives.
-    #[arg(long, default_value_t = 0)]
-    root: usize,
+    /// A tree file's tree joins the candidates (see --help of `check`).
+    #[command(flatten)]
+    tree: crate::args::TreeFileArg,
+    /// Root of rooted collectives (default 0, or the tree file's root).
+    #[arg(long)]
+    root: Option<usize>,
     /// Share of the tickets the best candidate holds (α).
     #[arg(long, default_value_t = Params::default().alpha)]
     alpha: f64,
@@ -119,14 +123,17 @@ pub struct Args {
     /// run's recorded cost of a draw message on a call that follows one;
     /// --seeds N replays every run N times (seeds: the run's, +1, …).
     /// Tunes the scheduler (--alpha) against a machine's own noise.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["op", "ranks", "bytes", "calls", "imp", "root", "state", "disturb", "transport", "seed", "timeout"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["op", "ranks", "bytes", "calls", "imp", "tree_file", "root", "state", "disturb", "transport", "seed", "timeout", "trace"])]
     replay: Option<PathBuf>,
+    #[command(flatten)]
+    trace: TraceArg,
 }
 
 /// What every rank needs to run the experiment.
 #[derive(Clone)]
 struct Setup {
     op: Collective,
+    ranks: usize,
     bytes: usize,
     root: usize,
     calls: usize,
@@ -137,6 +144,7 @@ struct Setup {
     state: Option<PathBuf>,
     disturb: Option<Disturb>,
     timeout: Duration,
+    trace: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
@@ -146,6 +154,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let setup = setup_of(&a)?;
     crate::bench::refuse_mpi("adapt", a.transport)?;
     crate::bench::check_placement(a.transport, &a.placement)?;
+    a.trace.check()?;
     if a.transport == Transport::Tcp && launch::is_rank() {
         return as_rank(&setup);
     }
@@ -154,18 +163,18 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         setup.calls,
         setup.candidates.len(),
         setup.op,
-        a.ranks,
+        setup.ranks,
         autocoll::select::format_bytes(setup.bytes)
     );
     let traces = match a.transport {
-        Transport::Local => run_local(a.ranks, &setup)?,
-        Transport::Tcp => run_tcp(a.ranks, &a)?,
+        Transport::Local => run_local(setup.ranks, &setup)?,
+        Transport::Tcp => run_tcp(setup.ranks, &a)?,
         Transport::Mpi => unreachable!("refused by refuse_mpi"),
     };
     let reports: Vec<serde_json::Value> = traces
         .iter()
         .zip(setup.seed..)
-        .map(|(trace, seed)| analyse(&setup, a.ranks, trace, seed))
+        .map(|(trace, seed)| analyse(&setup, setup.ranks, trace, seed))
         .collect();
     report(&a, &reports)?;
     if let (Some(path), [trace]) = (&a.plot, &traces[..]) {
@@ -190,23 +199,29 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
         op,
         parse_bytes(&a.bytes).map_err(|e| usage(format!("--bytes: {e}")))?,
     );
-    if a.ranks == 0 {
+    let tree = crate::args::TreeFile::load(&a.tree)?;
+    let ranks = a.ranks.or(tree.as_ref().map(|t| t.size())).unwrap_or(4);
+    let root = a.root.or(tree.as_ref().map(|t| t.root())).unwrap_or(0);
+    if ranks == 0 {
         return Err(usage("-n: a job needs at least 1 rank".into()));
     }
-    if op.rooted() && a.root >= a.ranks {
+    if op.rooted() && root >= ranks {
         return Err(usage(format!(
-            "--root {} is not a rank of a {}-rank job",
-            a.root, a.ranks
+            "--root {root} is not a rank of a {ranks}-rank job"
         )));
     }
     if a.calls < 2 {
         return Err(usage("--calls must be at least 2".into()));
     }
     let params = params_of(a)?;
-    let candidates = match &a.imp {
+    let mut candidates = match &a.imp {
         Some(text) => crate::args::impls(text)?.unwrap_or_else(|| paper_trees(op, bytes)),
         None => paper_trees(op, bytes),
     };
+    if let Some(t) = &tree {
+        t.check(&[ranks], &[op], root)?;
+        candidates.push(t.imp(op));
+    }
     if let Some(bad) = candidates.iter().find(|i| i.op != op) {
         return Err(usage(format!(
             "--impl {bad} is not an implementation of --op {op}"
@@ -218,7 +233,7 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
     let disturb = a
         .disturb
         .as_deref()
-        .map(|t| disturb_of(t, a.ranks))
+        .map(|t| disturb_of(t, ranks))
         .transpose()?;
     if matches!(disturb, Some(Disturb::Rate { .. })) && a.transport != Transport::Tcp {
         return Err(usage(
@@ -231,8 +246,9 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
     }
     Ok(Setup {
         op,
+        ranks,
         bytes,
-        root: a.root,
+        root,
         calls: a.calls,
         candidates,
         params,
@@ -241,6 +257,7 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
         state: a.state.clone(),
         disturb,
         timeout: Duration::from_secs(a.timeout),
+        trace: a.trace.dir(ranks, 1),
     })
 }
 

@@ -196,6 +196,7 @@ fn replay(r: &Recorded, params: &Params, seed: u64) -> anyhow::Result<serde_json
         .collect::<anyhow::Result<Vec<_>>>()?;
     let setup = Setup {
         op,
+        ranks: r.ranks,
         bytes: r.bytes,
         root: 0,
         calls: r.per_call.lottery.s.len(),
@@ -206,6 +207,7 @@ fn replay(r: &Recorded, params: &Params, seed: u64) -> anyhow::Result<serde_json
         state: None,
         disturb: None,
         timeout: Duration::ZERO,
+        trace: None,
     };
     let message = draw_cost(&r.per_call.lottery);
     let trace = drive(r, &setup, message)?;

@@ -29,23 +29,40 @@ const REPORT_LINE: &[u8] = b"@autocoll-adapt ";
 /// caches, page faults).
 const WARMUP: usize = 5;
 
+/// One job of `p` threads runs every seed in turn, as the processes of a
+/// tcp run do (so that `--trace` records all seeds' calls in one run).
 pub(super) fn run_local(p: usize, setup: &Setup) -> Result<Vec<Trace>, Failure> {
-    let mut traces = Vec::new();
-    for seeded in setup.each_seed() {
-        let outcomes = local::run(p, |mut comm| {
-            comm.set_timeout(seeded.timeout);
-            rank_main(&mut comm, &seeded)
-        });
-        let mut trace = None;
-        for (rank, outcome) in outcomes.into_iter().enumerate() {
-            let found = outcome
-                .with_context(|| format!("{p}-rank job, rank {rank}, seed {}", seeded.seed))
-                .map_err(Failure::Run)?;
-            trace = trace.or(found);
+    let outcomes = local::run(p, |mut comm| {
+        comm.set_timeout(setup.timeout);
+        start_trace(&mut comm, setup)?;
+        let mut found = Vec::new();
+        for seeded in setup.each_seed() {
+            let trace =
+                rank_main(&mut comm, &seeded).with_context(|| format!("seed {}", seeded.seed))?;
+            found.extend(trace);
         }
-        traces.push(trace.ok_or_else(|| Failure::Run(anyhow!("rank 0 returned no trace")))?);
+        anyhow::Ok(found)
+    });
+    let mut traces = Vec::new();
+    for (rank, outcome) in outcomes.into_iter().enumerate() {
+        let found = outcome
+            .with_context(|| format!("{p}-rank job, rank {rank}"))
+            .map_err(Failure::Run)?;
+        traces.extend(found);
+    }
+    if traces.len() as u64 != setup.seeds {
+        return Err(Failure::Run(anyhow!(
+            "rank 0 returned {} traces for {} seeds",
+            traces.len(),
+            setup.seeds
+        )));
     }
     Ok(traces)
+}
+
+/// Starts this rank's recording if `--trace` asked for one.
+fn start_trace(comm: &mut Communicator, setup: &Setup) -> anyhow::Result<()> {
+    crate::traced::start(comm, setup.trace.as_deref()).context("--trace")
 }
 
 /// Rank 0 reports one trace line per seed.
@@ -72,6 +89,7 @@ pub(super) fn run_tcp(p: usize, a: &Args) -> Result<Vec<Trace>, Failure> {
 
 pub(super) fn as_rank(setup: &Setup) -> Result<ExitCode, Failure> {
     let mut comm = crate::launch::join(setup.timeout)?;
+    start_trace(&mut comm, setup).map_err(Failure::Run)?;
     for seeded in setup.each_seed() {
         if let Some(trace) = rank_main(&mut comm, &seeded).map_err(Failure::Run)? {
             let json = serde_json::to_string(&trace).expect("JSON of plain data");

@@ -27,6 +27,7 @@ use autocoll::select::parse_bytes;
 use autocoll::Collective;
 
 use crate::launch::{self, Placement};
+use crate::traced::TraceArg;
 use crate::{args, baseline, Failure};
 
 use crate::out::say;
@@ -55,9 +56,12 @@ pub struct Args {
     #[arg(long)]
     op: String,
     /// Implementation ids (comma list), or `all` for every family with
-    /// segment sizes from 1K up to twice the message size.
-    #[arg(long = "impl", default_value = "all")]
-    imp: String,
+    /// segment sizes from 1K up to twice the message size (the default,
+    /// without --tree-file).
+    #[arg(long = "impl")]
+    imp: Option<String>,
+    #[command(flatten)]
+    tree: args::TreeFileArg,
     /// Ranks: `4`, a list `2,4,8` or a range `2..16` (default 4). Under
     /// `--transport mpi` mpirun decides; a given `-n` must agree with it.
     #[arg(short = 'n')]
@@ -69,9 +73,9 @@ pub struct Args {
     /// Factor between the sizes of a --bytes range.
     #[arg(long, default_value_t = 2)]
     step: usize,
-    /// Root of rooted collectives.
-    #[arg(long, default_value_t = 0)]
-    root: usize,
+    /// Root of rooted collectives (default 0, or the tree file's root).
+    #[arg(long)]
+    root: Option<usize>,
     /// Methods (comma list): send-latency, rounds, barrier, ack, ol-i, truth.
     #[arg(long, default_value = "ol-i")]
     method: String,
@@ -115,6 +119,8 @@ pub struct Args {
     /// Draw time against message size (or ranks, for one size) as SVG.
     #[arg(long)]
     plot: Option<PathBuf>,
+    #[command(flatten)]
+    trace: TraceArg,
 }
 
 /// Transports `bench` can run on.
@@ -139,10 +145,16 @@ impl Transport {
     }
 }
 
-pub fn run(a: Args) -> Result<ExitCode, Failure> {
+pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
     let op: Collective =
         a.op.parse()
             .map_err(|e| Failure::Usage(format!("--op: {e}")))?;
+    let tree = args::TreeFile::load(&a.tree)?;
+    if let Some(t) = &tree {
+        a.ranks.get_or_insert_with(|| t.size().to_string());
+        a.root.get_or_insert(t.root());
+    }
+    let root = a.root.unwrap_or(0);
     let forced = check_baseline(&a, op)?;
     if let (Some(forced), true) = (forced, is_mpi_rank(&a)) {
         // Before any thread starts (the Ctrl-C handler's) and before MPI_Init.
@@ -151,30 +163,31 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let methods = methods(&a.method, a.compare_truth)?;
     let ranks = args::ranks(a.ranks.as_deref().unwrap_or("4"))?;
     let sizes = sizes(op, &args::bytes(&a.bytes, a.step)?);
-    let impls = args::impls(&a.imp)?;
-    if let Some(list) = &impls {
-        if let Some(bad) = list.iter().find(|i| i.op != op) {
-            return Err(Failure::Usage(format!(
-                "--impl {bad} is not an implementation of --op {op}"
-            )));
-        }
+    let impls = args::Chosen::new(a.imp.as_deref(), tree.as_ref(), &[op])?;
+    if let Some(bad) = impls.named.iter().find(|i| i.op != op) {
+        return Err(Failure::Usage(format!(
+            "--impl {bad} is not an implementation of --op {op}"
+        )));
     }
     // Under mpi the job's size is known once MPI has started (run_mpi).
     if op.rooted() && a.transport != Transport::Mpi {
-        if let Some(&p) = ranks.iter().find(|&&p| a.root >= p) {
+        if let Some(&p) = ranks.iter().find(|&&p| root >= p) {
             return Err(Failure::Usage(format!(
-                "--root {} is not a rank of a {p}-rank job",
-                a.root
+                "--root {root} is not a rank of a {p}-rank job"
             )));
         }
     }
+    if let Some(t) = &tree {
+        t.check(&ranks, &[op], root)?;
+    }
     check_options(&a)?;
+    a.trace.check()?;
     let opts = a.stats.options();
     let sweep = Sweep {
         op,
-        impls: impls.as_deref(),
+        impls: &impls,
         sizes: &sizes,
-        root: a.root,
+        root,
         methods: &methods,
         baseline: a.baseline.then(|| baseline::id(op, forced)),
     };
@@ -216,7 +229,10 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             break;
         }
         outcome = match a.transport {
-            Transport::Local => run_local(*p, plan, &opts, timeout, &stop, &*sink),
+            Transport::Local => {
+                let trace = a.trace.dir(*p, plans.len());
+                run_local(*p, plan, &opts, timeout, trace.as_deref(), &stop, &*sink)
+            }
             Transport::Tcp => run_tcp(*p, &a.placement, a.timeout, sink.clone(), hosts.clone()),
             Transport::Mpi => unreachable!("mpi runs returned above"),
         };
@@ -290,11 +306,12 @@ fn check_baseline(a: &Args, op: Collective) -> Result<Option<baseline::Forced>, 
         baseline::mca_env(op, f)?;
     }
     let names_library = |i: &String| i.ends_with(":mpi") || i.contains(":mpi:");
-    if args::impls(&a.imp).is_err() && args::split("--impl", &a.imp)?.iter().any(names_library) {
-        return Err(Failure::Usage(format!(
-            "--impl {}: the MPI library's collective is not an autocoll implementation; time it with --baseline",
-            a.imp
-        )));
+    if let Some(imp) = &a.imp {
+        if args::impls(imp).is_err() && args::split("--impl", imp)?.iter().any(names_library) {
+            return Err(Failure::Usage(format!(
+                "--impl {imp}: the MPI library's collective is not an autocoll implementation; time it with --baseline"
+            )));
+        }
     }
     Ok(forced)
 }

@@ -6,6 +6,8 @@
 use autocoll::measure::{self, Baseline, Method, Point};
 use autocoll::{Collective, Implementation};
 
+use crate::args::Chosen;
+
 /// One point of the sweep on one rank count, with the methods to run.
 #[derive(Clone, Debug)]
 pub(crate) struct Planned {
@@ -55,7 +57,7 @@ impl Subject {
 /// Everything every rank needs to build the same plan.
 pub(super) struct Sweep<'a> {
     pub(super) op: Collective,
-    pub(super) impls: Option<&'a [Implementation]>,
+    pub(super) impls: &'a Chosen,
     pub(super) sizes: &'a [usize],
     pub(super) root: usize,
     pub(super) methods: &'a [Method],
@@ -78,7 +80,7 @@ pub(crate) fn sizes(op: Collective, asked: &[usize]) -> Vec<usize> {
 /// autocoll's implementations only (no baseline), for `tune`.
 pub(crate) fn plan_ours(
     op: Collective,
-    impls: Option<&[Implementation]>,
+    impls: &Chosen,
     sizes: &[usize],
     root: usize,
     methods: &[Method],
@@ -111,10 +113,9 @@ pub(super) fn plan(sweep: &Sweep) -> Vec<Planned> {
             };
             out.push(planned(Subject::Library(point, id.clone())));
         }
-        let chosen = match sweep.impls {
-            Some(list) => list.to_vec(),
-            None => Implementation::all(sweep.op, &segment_sizes(bytes)),
-        };
+        let chosen = sweep.impls.of(sweep.op, || {
+            Implementation::all(sweep.op, &segment_sizes(bytes))
+        });
         for imp in chosen {
             out.push(planned(Subject::Ours(Point { imp, bytes, root })));
         }

@@ -3,6 +3,7 @@
 //! and [`as_rank`], rank 0 reporting its rows on lines of its output) or
 //! under mpirun ([`run_mpi`]). A Ctrl-C stops all ranks at the same point.
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,6 +25,7 @@ use super::{finish, rows::table_header, rows::table_line};
 use crate::args;
 use crate::launch::{self, Placement};
 use crate::out::say;
+use crate::traced;
 use crate::Failure;
 
 /// Rank 0 of a tcp run hands its reports to the launching process on lines
@@ -73,6 +75,11 @@ pub(super) fn as_rank(
     stop: &AtomicBool,
 ) -> Result<ExitCode, Failure> {
     let mut comm = crate::launch::join(Duration::from_secs(a.timeout))?;
+    let sizes = crate::args::ranks(a.ranks.as_deref().unwrap_or("4"))?.len();
+    let trace = a.trace.dir(comm.size(), sizes);
+    traced::start(&mut comm, trace.as_deref())
+        .context("--trace")
+        .map_err(Failure::Run)?;
     if comm.rank() == 0 {
         say(&Report::Hosts(comm.hosts()));
     }
@@ -115,13 +122,14 @@ pub(super) fn run_mpi(
         autocoll::comm::mpi::world_with_library().context("starting the mpi transport")?;
     let p = comm.size();
     args::agree_with_mpirun(a.ranks.as_deref(), p)?;
-    if sweep.op.rooted() && a.root >= p {
+    if sweep.op.rooted() && sweep.root >= p {
         return Err(Failure::Usage(format!(
             "--root {} is not a rank of a {p}-rank job",
-            a.root
+            sweep.root
         )));
     }
     comm.set_timeout(Duration::from_secs(a.timeout));
+    traced::start(&mut comm, a.trace.dir(p, 1).as_deref()).context("--trace")?;
     let plan = plan(sweep);
     let rows = Mutex::new(Vec::<Row>::new());
     let sink = |batch: Vec<Row>| {
@@ -143,16 +151,19 @@ pub(super) fn run_mpi(
     finish(a, sweep.op, &rows, comm.hosts(), outcome, stop)
 }
 
+/// Runs the plan on `p` threads, each recording into `trace` if given.
 pub(crate) fn run_local(
     p: usize,
     plan: &[Planned],
     opts: &Options,
     timeout: Duration,
+    trace: Option<&Path>,
     stop: &AtomicBool,
     sink: &(dyn Fn(Vec<Row>) + Sync),
 ) -> anyhow::Result<()> {
     let outcomes = local::run(p, |mut comm| {
         comm.set_timeout(timeout);
+        traced::start(&mut comm, trace)?;
         rank_main(&mut comm, plan, opts, stop, None, sink)
     });
     for (rank, outcome) in outcomes.into_iter().enumerate() {

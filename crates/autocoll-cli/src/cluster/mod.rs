@@ -249,7 +249,8 @@ fn status(spec: &Spec) -> ExitCode {
 /// The hostfiles and the launch agent. Open MPI's `hostfile` names hosts
 /// only (its daemons reach them through the agent); `autocoll launch`
 /// also needs the address each rank listens on, which a namespace's name
-/// does not resolve to, so `hostfile.autocoll` adds `addr=`.
+/// does not resolve to, so `hostfile.autocoll` adds `addr=`, and the
+/// host's switch path (`switch=`) for the trees that follow the cluster.
 fn write_files(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let lines = |addr: bool| -> String {
@@ -257,7 +258,13 @@ fn write_files(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
             .iter()
             .enumerate()
             .map(|(i, h)| match addr {
-                true => format!("{} slots={} addr={}\n", h.name, h.slots, spec.host_addr(i)),
+                true => format!(
+                    "{} slots={} addr={} switch={}\n",
+                    h.name,
+                    h.slots,
+                    spec.host_addr(i),
+                    spec.switch_path(&h.switch)
+                ),
                 false => format!("{} slots={}\n", h.name, h.slots),
             })
             .collect()
@@ -305,9 +312,32 @@ exec mpirun --allow-run-as-root --hostfile {hostfile} \
 
 /// A launch agent called like ssh: `agent [-options] HOST COMMAND...`.
 /// The command words are joined and run by `sh -c` inside the host's
-/// namespace, as a remote shell would run them.
+/// namespace, as a remote shell would run them, with `AUTOCOLL_HOST` and
+/// `AUTOCOLL_SWITCH` saying where: every namespace has the machine's one
+/// hostname, and Open MPI's daemons pass their environment on to the
+/// ranks they start, so MPI ranks learn their host and switch from it.
 fn agent_script(spec: &Spec) -> String {
     let hosts: Vec<&str> = spec.hosts.iter().map(|h| h.name.as_str()).collect();
+    // One case arm per switch: its hosts and its path.
+    let arms: Vec<String> = spec
+        .switches
+        .iter()
+        .filter_map(|sw| {
+            let on: Vec<&str> = spec
+                .hosts
+                .iter()
+                .filter(|h| h.switch == sw.name)
+                .map(|h| h.name.as_str())
+                .collect();
+            (!on.is_empty()).then(|| {
+                format!(
+                    "    {}) switch={} ;;",
+                    on.join("|"),
+                    spec.switch_path(&sw.name)
+                )
+            })
+        })
+        .collect();
     format!(
         r#"#!/bin/sh
 # Launch agent of the emulated cluster `{name}` (made by `autocoll cluster up`).
@@ -319,13 +349,14 @@ done
 host=$1
 shift 2>/dev/null || {{ echo "agent: usage: agent HOST COMMAND..." >&2; exit 255; }}
 case "$host" in
-    {alts}) ;;
+{arms}
     *) echo "agent: no host \`$host\` in cluster {name} (hosts: {list})" >&2; exit 255 ;;
 esac
+export AUTOCOLL_HOST="$host" AUTOCOLL_SWITCH="$switch"
 exec ip netns exec "{name}-$host" sh -c "$*"
 "#,
         name = spec.name,
-        alts = hosts.join("|"),
+        arms = arms.join("\n"),
         list = hosts.join(" "),
     )
 }
@@ -353,6 +384,15 @@ fn print_usage(spec: &Spec, dir: &Path) {
 mod tests {
     use super::*;
 
+    /// `PATH` with `bin` first, where a test puts its stand-in programs.
+    fn path_with(bin: &Path) -> String {
+        format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    }
+
     /// The wrapper hands mpirun the cluster's files as single words even
     /// when the directory's name has spaces and quotes, and passes the
     /// user's arguments on after its own.
@@ -374,11 +414,7 @@ mod tests {
         // A stand-in mpirun that prints each argument on a line.
         write_script(&bin.join("mpirun"), "#!/bin/sh\nprintf '%s\\n' \"$@\"\n").unwrap();
         write_files(&spec, &dir).unwrap();
-        let path = format!(
-            "{}:{}",
-            bin.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
+        let path = path_with(&bin);
         let out = std::process::Command::new(dir.join("mpirun"))
             .args(["-n", "2", "prog with space"])
             .env("PATH", path)
@@ -410,5 +446,45 @@ mod tests {
         assert_eq!(after("btl_tcp_if_include"), "10.9.8.0/24");
         assert_eq!(after("rtc"), "^hwloc");
         assert_eq!(args[args.len() - 3..], ["-n", "2", "prog with space"]);
+    }
+
+    /// The agent tells the command it runs its host and its switch's path,
+    /// and the autocoll hostfile names the switch too.
+    #[test]
+    fn the_agent_exports_the_host_and_its_switch_path() {
+        let spec: Spec = toml::from_str(
+            r#"
+            name = "w"
+            subnet = "10.9.7.0/24"
+            switch = [ { name = "top" }, { name = "sub", parent = "top", uplink = "100mbit" } ]
+            host = [ { name = "a", switch = "top", rate = "100mbit" },
+                     { name = "b", switch = "sub", rate = "100mbit", slots = 2 } ]
+            "#,
+        )
+        .unwrap();
+        let root = std::env::temp_dir().join(format!("autocoll-agent-{}", std::process::id()));
+        let bin = root.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        // A stand-in `ip` that runs the command after `netns exec NS`.
+        write_script(&bin.join("ip"), "#!/bin/sh\nshift 3\nexec \"$@\"\n").unwrap();
+        write_files(&spec, &root).unwrap();
+        let path = path_with(&bin);
+        let run = |host: &str| {
+            let out = std::process::Command::new(root.join("agent"))
+                .args([host, "echo", "$AUTOCOLL_HOST", "$AUTOCOLL_SWITCH"])
+                .env("PATH", &path)
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        assert_eq!(run("a"), "a top");
+        assert_eq!(run("b"), "b top/sub");
+        assert_eq!(run("c"), "");
+        let hostfile = std::fs::read_to_string(root.join("hostfile.autocoll")).unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(
+            hostfile,
+            "a slots=1 addr=10.9.7.1 switch=top\nb slots=2 addr=10.9.7.2 switch=top/sub\n"
+        );
     }
 }

@@ -287,6 +287,25 @@ impl Spec {
         )
     }
 
+    /// The path of switch `name` from the top switch down, as layouts
+    /// name switches (`sw0/sw1`).
+    pub fn switch_path(&self, name: &str) -> String {
+        let mut path = vec![name];
+        let mut at = name;
+        // Validated: the parents lead to the top within as many steps.
+        while let Some(up) = self
+            .switches
+            .iter()
+            .find(|s| s.name == at)
+            .and_then(|s| s.parent.as_deref())
+        {
+            path.push(up);
+            at = up;
+        }
+        path.reverse();
+        path.join("/")
+    }
+
     /// The switch with no parent.
     pub fn top(&self) -> &Switch {
         self.switches

@@ -17,10 +17,11 @@ pub(crate) mod reduce;
 pub(crate) mod scatter;
 
 use std::ops::Range;
-use std::time::Instant;
+use std::sync::Arc;
 
 use bytes::Bytes;
 
+use crate::clock::now_ns;
 use crate::comm::{CallSig, Tag, Transport};
 use crate::error::{Error, Result};
 use crate::observe::{Event, Observer, Stage};
@@ -29,30 +30,38 @@ use crate::select::Implementation;
 /// Combines an incoming run of elements into an accumulator, both as bytes.
 pub(crate) type Combine<'a> = &'a (dyn Fn(&mut [u8], &[u8]) + Sync);
 
-/// What every algorithm needs: the transport, the call and the observer.
+/// What every algorithm needs: the transport, the call and the observers.
 pub(crate) struct Ctx<'a> {
     pub transport: &'a mut dyn Transport,
     pub call: CallSig,
     pub rank: usize,
     pub size: usize,
     pub imp: &'a Implementation,
-    pub observer: Option<&'a dyn Observer>,
+    pub tree: Option<&'a crate::Tree>,
+    pub observers: &'a [Arc<dyn Observer>],
 }
 
 impl Ctx<'_> {
-    /// Reports a stage to the observer, if there is one.
+    /// Reports a stage to the observers, if there are any: one clock read,
+    /// the same event for each.
     #[inline]
-    pub fn note(&self, stage: Stage, segment: usize, peer: Option<usize>) {
-        if let Some(observer) = self.observer {
-            observer.event(&Event {
-                rank: self.rank,
-                call: self.call.seq,
-                imp: self.imp,
-                stage,
-                segment: segment as u32,
-                peer,
-                time: Instant::now(),
-            });
+    pub fn note(&self, stage: Stage, phase: u8, segment: usize, peer: Option<usize>) {
+        if self.observers.is_empty() {
+            return;
+        }
+        let event = Event {
+            rank: self.rank,
+            sig: self.call,
+            imp: self.imp,
+            tree: self.tree,
+            stage,
+            phase,
+            segment: segment as u32,
+            peer,
+            time_ns: now_ns(),
+        };
+        for observer in self.observers {
+            observer.event(&event);
         }
     }
 
@@ -62,7 +71,7 @@ impl Ctx<'_> {
             phase,
         };
         self.transport.send(dest, tag, data)?;
-        self.note(Stage::Sent, segment, Some(dest));
+        self.note(Stage::Sent, phase, segment, Some(dest));
         Ok(())
     }
 
@@ -82,7 +91,7 @@ impl Ctx<'_> {
                 call: self.call,
             });
         }
-        self.note(Stage::Received, segment, Some(src));
+        self.note(Stage::Received, phase, segment, Some(src));
         Ok(data)
     }
 
@@ -110,7 +119,7 @@ impl Ctx<'_> {
     ) -> Result<()> {
         let data = self.recv(src, phase, acc.len(), segment)?;
         combine(acc, &data);
-        self.note(Stage::Combined, segment, Some(src));
+        self.note(Stage::Combined, phase, segment, Some(src));
         Ok(())
     }
 }

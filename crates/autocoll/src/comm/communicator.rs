@@ -1,6 +1,7 @@
 //! The typed collectives API.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,10 +13,12 @@ use crate::clock::now_ns;
 use crate::coll::op::{Element, Op};
 use crate::coll::{self, segment_bytes, Combine, Ctx};
 use crate::error::{Error, Result};
+use crate::layout::Layout;
 use crate::observe::{Observer, Stage};
 use crate::select::lottery::Params;
 use crate::select::state::{Fingerprint, Store};
 use crate::select::{Algorithm, Collective, Fixed, Group, Implementation, Lottery, Selector};
+use crate::trace::{Recorder, TraceOptions, Tracing};
 use crate::tree::{Shape, Tree};
 
 /// A group of ranks that run collectives together.
@@ -28,7 +31,15 @@ pub struct Communicator {
     seq: u64,
     trees: HashMap<(Shape, usize), Arc<Tree>>,
     table: Option<Arc<[usize]>>,
-    observer: Option<Arc<dyn Observer>>,
+    /// Where the ranks run, or why the transport's reports make no layout
+    /// (said when something needs it, not at creation, which cannot fail).
+    layout: std::result::Result<Arc<Layout>, String>,
+    /// Every observer a call reports to: the one set with `set_observer`,
+    /// the added ones, the recorder. Rebuilt when one of them changes.
+    observers: Vec<Arc<dyn Observer>>,
+    user_observer: Option<Arc<dyn Observer>>,
+    added: Vec<Arc<dyn Observer>>,
+    tracing: Option<Tracing>,
     selector: Box<dyn Selector>,
 }
 
@@ -74,12 +85,21 @@ impl<'a> Call<'a> {
 impl Communicator {
     /// A communicator over `transport`, with the built-in selector.
     pub fn new(transport: Box<dyn Transport>) -> Self {
+        let layout = match Layout::new(transport.hosts(), transport.switches()) {
+            Ok(layout) => Ok(Arc::new(layout)),
+            Err(Error::Layout(why)) => Err(why),
+            Err(other) => Err(other.to_string()),
+        };
         Communicator {
             transport,
             seq: 0,
             trees: HashMap::new(),
             table: None,
-            observer: None,
+            layout,
+            observers: Vec::new(),
+            user_observer: None,
+            added: Vec::new(),
+            tracing: None,
             selector: Box::new(Fixed::default()),
         }
     }
@@ -104,9 +124,39 @@ impl Communicator {
         self.transport.shared_clock()
     }
 
-    /// The host of every rank.
+    /// The host of every rank (the layout's, when one is set).
     pub fn hosts(&self) -> Vec<String> {
-        self.transport.hosts()
+        match &self.layout {
+            Ok(layout) => layout.hosts(),
+            Err(_) => self.transport.hosts(),
+        }
+    }
+
+    /// Where the ranks run: every rank's host and switch, as the transport
+    /// reported them or as [`Self::set_layout`] gave them. An error when
+    /// the reports do not make a layout (ranks of one host naming two
+    /// switches).
+    pub fn layout(&self) -> Result<&Layout> {
+        match &self.layout {
+            Ok(layout) => Ok(layout),
+            Err(why) => Err(Error::Layout(why.clone())),
+        }
+    }
+
+    /// Replaces the layout the transport reported: a topology file's, or
+    /// the hosts a `local` job stands for (every rank must set the same).
+    /// Trees built so far are dropped; `hier` trees follow the new layout.
+    pub fn set_layout(&mut self, layout: Layout) -> Result<()> {
+        if layout.size() != self.size() {
+            return Err(Error::Layout(format!(
+                "a layout of {} ranks for a communicator of {}",
+                layout.size(),
+                self.size()
+            )));
+        }
+        self.layout = Ok(Arc::new(layout));
+        self.trees.clear();
+        Ok(())
     }
 
     /// How long a rank waits for a peer before reporting it lost.
@@ -114,9 +164,119 @@ impl Communicator {
         self.transport.set_timeout(timeout);
     }
 
-    /// Installs (or, with `None`, removes) the observer of every call.
+    /// Installs (or, with `None`, removes) the observer of every call; it
+    /// takes the place of the one set before, and leaves the added ones
+    /// and the recorder in theirs.
     pub fn set_observer(&mut self, observer: Option<Arc<dyn Observer>>) {
-        self.observer = observer;
+        self.user_observer = observer;
+        self.gather_observers();
+    }
+
+    /// Adds an observer of every call, beside the others.
+    pub fn add_observer(&mut self, observer: Arc<dyn Observer>) {
+        self.added.push(observer);
+        self.gather_observers();
+    }
+
+    /// Removes an observer added with [`Self::add_observer`]; false if it
+    /// was not there.
+    pub fn remove_observer(&mut self, observer: &Arc<dyn Observer>) -> bool {
+        let before = self.added.len();
+        self.added.retain(|o| !Arc::ptr_eq(o, observer));
+        self.gather_observers();
+        self.added.len() < before
+    }
+
+    fn gather_observers(&mut self) {
+        let recorder = self
+            .tracing
+            .as_ref()
+            .map(|t| t.recorder.clone() as Arc<dyn Observer>);
+        self.observers = self
+            .user_observer
+            .iter()
+            .chain(&self.added)
+            .cloned()
+            .chain(recorder)
+            .collect();
+    }
+
+    /// Records every later call's stages into a buffer (collective: every
+    /// rank calls it); each rank writes `dir/rank-NNNNN.trace` on
+    /// [`Self::write_trace`] and when the communicator is dropped. `dir`
+    /// is created if missing; one a rank cannot write in is an error on
+    /// every rank, naming it. The buffer holds `AUTOCOLL_TRACE_EVENTS`
+    /// events (default 1 Mi, 16 MiB) and drops the oldest calls when full.
+    /// A recording already on is written first, if it holds any call.
+    pub fn trace(&mut self, dir: impl AsRef<Path>) -> Result<()> {
+        self.trace_with(dir, TraceOptions::from_env()?)
+    }
+
+    /// [`Self::trace`] with the options given (the environment is not read).
+    pub fn trace_with(&mut self, dir: impl AsRef<Path>, options: TraceOptions) -> Result<()> {
+        if self.tracing.as_ref().is_some_and(Tracing::has_calls) {
+            self.write_trace()?;
+        }
+        // The recording's own collectives are nobody's business.
+        let observers = std::mem::take(&mut self.observers);
+        let started = crate::trace::start(self, dir.as_ref(), &options);
+        self.observers = observers;
+        self.tracing = Some(started?);
+        self.gather_observers();
+        Ok(())
+    }
+
+    /// Writes this rank's trace file now (atomically) and returns its
+    /// path; the recording goes on, and a later write replaces the file.
+    /// Collective when the ranks' clocks are not shared (the end offsets
+    /// are taken).
+    pub fn write_trace(&mut self) -> Result<PathBuf> {
+        let Some(mut tracing) = self.tracing.take() else {
+            return Err(Error::Config(
+                "write_trace: no recording is on (start one with trace(dir))".into(),
+            ));
+        };
+        let written = tracing.write(self);
+        self.tracing = Some(tracing);
+        written
+    }
+
+    /// Writes this rank's trace file (as [`Self::write_trace`]) and ends
+    /// the recording: later calls are not recorded, and dropping the
+    /// communicator writes nothing. Returns the file's path, or `None`
+    /// when no recording was on. A program records one phase of its run
+    /// with `trace` before it and `stop_trace` after it.
+    pub fn stop_trace(&mut self) -> Result<Option<PathBuf>> {
+        if self.tracing.is_none() {
+            return Ok(None);
+        }
+        let written = self.write_trace();
+        self.tracing = None;
+        self.gather_observers();
+        written.map(Some)
+    }
+
+    /// The recorder of the recording in progress, if any.
+    pub fn recorder(&self) -> Option<&Arc<Recorder>> {
+        self.tracing.as_ref().map(|t| &t.recorder)
+    }
+
+    /// Numbers a call that the library makes with raw messages (the
+    /// recording's clock exchanges), so that its tag is the same on all
+    /// ranks and distinct from every other call's.
+    pub(crate) fn reserve_call(&mut self, op: Collective) -> CallSig {
+        let sig = CallSig {
+            seq: self.seq,
+            op,
+            root: 0,
+            bytes: 0,
+        };
+        self.seq += 1;
+        sig
+    }
+
+    pub(crate) fn transport_mut(&mut self) -> &mut dyn Transport {
+        self.transport.as_mut()
     }
 
     /// Replaces the selector that picks the implementation of plain calls.
@@ -135,18 +295,18 @@ impl Communicator {
         Ok(())
     }
 
-    /// The tree of `shape` rooted at `root`, built once and cached.
+    /// The tree of `shape` rooted at `root`, built once and cached. Only
+    /// `hier` reads the layout.
     pub fn tree(&mut self, shape: &Shape, root: usize) -> Result<Arc<Tree>> {
         let key = (shape.clone(), root);
         if let Some(tree) = self.trees.get(&key) {
             return Ok(tree.clone());
         }
-        let tree = Arc::new(Tree::build(
-            shape,
-            self.size(),
-            root,
-            self.table.as_deref(),
-        )?);
+        let table = self.table.as_deref();
+        let tree = Arc::new(match shape {
+            Shape::Hier(_) => Tree::build_in(shape, self.layout()?, root, table)?,
+            _ => Tree::build(shape, self.size(), root, table)?,
+        });
         self.trees.insert(key, tree.clone());
         Ok(tree)
     }
@@ -381,12 +541,13 @@ impl Communicator {
             transport: self.transport.as_mut(),
             call: sig,
             imp,
-            observer: self.observer.as_deref(),
+            tree: tree.as_deref(),
+            observers: &self.observers,
         };
-        ctx.note(Stage::Enter, 0, None);
+        ctx.note(Stage::Enter, 0, 0, None);
         dispatch(&mut ctx, tree.as_deref(), call)?;
         ctx.transport.finish_sends()?;
-        ctx.note(Stage::Done, 0, None);
+        ctx.note(Stage::Done, 0, 0, None);
         if let Some(enter) = timed {
             self.selector
                 .record(imp, sig.bytes as usize, enter, now_ns());
@@ -420,6 +581,10 @@ impl Group for Communicator {
         self.transport.shared_clock()
     }
 
+    fn host_count(&self) -> usize {
+        self.layout().map_or(1, Layout::host_count)
+    }
+
     fn max_to_rank0(&mut self, values: &mut [f64]) -> Result<()> {
         let imp = Implementation::tree(Collective::Reduce, Shape::Binomial, None)?;
         let mine = values.to_vec();
@@ -433,8 +598,19 @@ impl Group for Communicator {
 }
 
 impl Drop for Communicator {
-    /// Saves what the selector learned; a failure can only be reported.
+    /// Writes the trace, if recording, and saves what the selector
+    /// learned; a failure can only be reported. The trace's end-offset
+    /// exchange waits a short time only, so that a job whose rank died
+    /// still writes what it has.
     fn drop(&mut self) {
+        if let Some(mut tracing) = self.tracing.take() {
+            if tracing.estimates_offsets() {
+                self.transport.set_timeout(crate::trace::FINAL_TIMEOUT);
+            }
+            if let Err(e) = tracing.write(self) {
+                eprintln!("autocoll: warning: could not write the trace: {e}");
+            }
+        }
         if let Err(e) = self.selector.save() {
             eprintln!("autocoll: warning: could not save the selector's state: {e}");
         }

@@ -40,7 +40,8 @@ pub fn transports(n: usize) -> Vec<Local> {
 }
 
 /// Runs `body` on `n` threads, each with its own rank's communicator, and
-/// returns what each rank returned, in rank order.
+/// returns what each rank returned, in rank order. With `AUTOCOLL_TRACE=DIR`
+/// set, every rank records a trace into DIR.
 pub fn run<R, F>(n: usize, body: F) -> Vec<R>
 where
     R: Send,
@@ -53,7 +54,7 @@ where
             .map(|t| {
                 std::thread::Builder::new()
                     .name(format!("rank-{}", t.rank))
-                    .spawn_scoped(scope, move || body(Communicator::new(Box::new(t))))
+                    .spawn_scoped(scope, move || body(traced(Communicator::new(Box::new(t)))))
                     .expect("the operating system refused to start a rank thread")
             })
             .collect();
@@ -62,6 +63,21 @@ where
             .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect()
     })
+}
+
+/// `comm`, recording if `AUTOCOLL_TRACE` asks for it. `run` cannot return
+/// an error of its own: a directory the ranks cannot write in is reported
+/// (by rank 0, for all) and the job runs without a trace.
+fn traced(mut comm: Communicator) -> Communicator {
+    if let Err(e) = crate::trace::from_env(&mut comm) {
+        if comm.rank() == 0 {
+            eprintln!(
+                "autocoll: warning: {}: {e}; running without a trace",
+                crate::trace::ENV_TRACE
+            );
+        }
+    }
+    comm
 }
 
 impl Transport for Local {

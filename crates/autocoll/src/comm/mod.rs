@@ -116,6 +116,12 @@ pub trait Transport: Send {
     fn set_timeout(&mut self, timeout: Duration);
     /// Names of the hosts the ranks run on, indexed by rank.
     fn hosts(&self) -> Vec<String>;
+    /// The switch of every rank's host, indexed by rank, as a path from
+    /// the top switch down (`sw0/sw1`, see [`crate::layout`]); `None`
+    /// where the job does not say. The default knows no switch.
+    fn switches(&self) -> Vec<Option<String>> {
+        vec![None; self.size()]
+    }
     /// Called at the end of every collective call: a transport whose sends
     /// advance only while the rank is inside the library (MPI) completes
     /// them here, so that a rank that leaves a call early (a broadcast's

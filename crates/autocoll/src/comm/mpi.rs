@@ -95,7 +95,9 @@ pub fn world_with_library() -> Result<(Communicator, Library)> {
         world: SimpleCommunicator::world(),
         _session: session,
     };
-    Ok((Communicator::new(Box::new(transport)), library))
+    let mut comm = Communicator::new(Box::new(transport));
+    crate::trace::from_env(&mut comm)?;
+    Ok((comm, library))
 }
 
 /// One rank's end of the MPI transport.
@@ -105,7 +107,13 @@ pub struct Mpi {
     /// A duplicate of `MPI_COMM_WORLD` (freed before MPI is finalised:
     /// fields drop in order, `_session` last).
     comm: SimpleCommunicator,
+    /// Every rank's `MPI_Get_processor_name`: one name, one kernel clock.
+    names: Vec<String>,
+    /// Every rank's host: `AUTOCOLL_HOST` where set (ranks in network
+    /// namespaces share one processor name), else its processor name.
     hosts: Vec<String>,
+    /// Every rank's switch (`AUTOCOLL_SWITCH`), when set.
+    switches: Vec<Option<String>>,
     /// Sends in flight and the payloads they read, index for index.
     sends: Vec<ffi::MPI_Request>,
     send_data: Vec<Bytes>,
@@ -139,13 +147,24 @@ impl Mpi {
         let world = SimpleCommunicator::world();
         let rank = usize::try_from(world.rank()).expect("MPI ranks are not negative");
         let size = usize::try_from(world.size()).expect("MPI sizes are not negative");
-        let hosts = processor_names(&world)?;
+        let names = processor_names(&world)?;
+        let hosts = all_texts(&world, &env_text("AUTOCOLL_HOST"))
+            .into_iter()
+            .zip(&names)
+            .map(|(host, name)| if host.is_empty() { name.clone() } else { host })
+            .collect();
+        let switches = all_texts(&world, &env_text("AUTOCOLL_SWITCH"))
+            .into_iter()
+            .map(|s| Some(s).filter(|s| !s.is_empty()))
+            .collect();
         let (to_mailbox, rx) = unbounded();
         Ok(Mpi {
             rank,
             size,
             comm: world.duplicate(),
+            names,
             hosts,
+            switches,
             sends: Vec::new(),
             send_data: Vec::new(),
             done: Vec::new(),
@@ -421,7 +440,7 @@ impl Transport for Mpi {
     /// included), so the clock is shared when every processor name is the
     /// same.
     fn shared_clock(&self) -> bool {
-        self.hosts.windows(2).all(|w| w[0] == w[1])
+        self.names.windows(2).all(|w| w[0] == w[1])
     }
 
     fn set_timeout(&mut self, timeout: Duration) {
@@ -431,6 +450,10 @@ impl Transport for Mpi {
 
     fn hosts(&self) -> Vec<String> {
         self.hosts.clone()
+    }
+
+    fn switches(&self) -> Vec<Option<String>> {
+        self.switches.clone()
     }
 }
 
@@ -458,18 +481,30 @@ impl Drop for Mpi {
 fn processor_names(world: &SimpleCommunicator) -> Result<Vec<String>> {
     let name = mpi::environment::processor_name()
         .map_err(|e| Error::Config(format!("MPI processor name is not UTF-8: {e}")))?;
+    Ok(all_texts(world, &name))
+}
+
+/// A variable of the environment, empty when not set. Never an error:
+/// every rank must reach the collective that follows.
+fn env_text(name: &str) -> String {
+    std::env::var_os(name)
+        .map(|v| v.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Every rank's `text` (cut at [`NAME_MAX`] bytes), by rank.
+fn all_texts(world: &SimpleCommunicator, text: &str) -> Vec<String> {
     let mut mine = [0u8; NAME_MAX];
-    let len = name.len().min(NAME_MAX);
-    mine[..len].copy_from_slice(&name.as_bytes()[..len]);
+    let len = text.len().min(NAME_MAX);
+    mine[..len].copy_from_slice(&text.as_bytes()[..len]);
     let mut all = vec![0u8; NAME_MAX * world.size() as usize];
     world.all_gather_into(&mine[..], &mut all[..]);
-    Ok(all
-        .chunks(NAME_MAX)
+    all.chunks(NAME_MAX)
         .map(|c| {
             let end = c.iter().position(|&b| b == 0).unwrap_or(c.len());
             String::from_utf8_lossy(&c[..end]).into_owned()
         })
-        .collect())
+        .collect()
 }
 
 fn request_null() -> ffi::MPI_Request {

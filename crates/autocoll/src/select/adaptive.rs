@@ -54,7 +54,8 @@ type Candidates = Box<dyn Fn(Collective, usize, usize) -> Vec<Implementation> + 
 /// The paper's lottery scheduler as a selector.
 pub struct Lottery {
     params: Params,
-    candidates: Candidates,
+    /// The candidates of each new pool; `None` for [`default_candidates`].
+    candidates: Option<Candidates>,
     pools: BTreeMap<Key, Pool>,
     prior: HashMap<Key, Vec<Stats>>,
     rng: Rng,
@@ -114,11 +115,11 @@ impl Period {
 
 impl Lottery {
     /// A lottery with `params`, draws seeded by `seed`, and the default
-    /// candidates ([`default_candidates`]).
+    /// candidates ([`default_candidates`] for the job's hosts).
     pub fn new(params: Params, seed: u64) -> Self {
         Lottery {
             params,
-            candidates: Box::new(default_candidates),
+            candidates: None,
             pools: BTreeMap::new(),
             prior: HashMap::new(),
             rng: Rng::new(seed),
@@ -133,7 +134,7 @@ impl Lottery {
         mut self,
         f: impl Fn(Collective, usize, usize) -> Vec<Implementation> + Send + 'static,
     ) -> Self {
-        self.candidates = Box::new(f);
+        self.candidates = Some(Box::new(f));
         self
     }
 
@@ -166,12 +167,16 @@ impl Lottery {
         &self.pools
     }
 
-    fn pool(&mut self, key: Key, bytes: usize) -> Result<&mut Pool> {
+    fn pool(&mut self, key: Key, bytes: usize, hosts: usize) -> Result<&mut Pool> {
         let slot = match self.pools.entry(key) {
             Entry::Occupied(pool) => return Ok(pool.into_mut()),
             Entry::Vacant(slot) => slot,
         };
-        let mut pool = Pool::new((self.candidates)(key.op, key.ranks, bytes));
+        let candidates = match &self.candidates {
+            Some(f) => f(key.op, key.ranks, bytes),
+            None => default_candidates(key.op, key.ranks, bytes, hosts),
+        };
+        let mut pool = Pool::new(candidates);
         if pool.candidates.is_empty() {
             return Err(Error::Config(format!(
                 "the lottery has no candidates for {} at {bytes} bytes",
@@ -263,14 +268,15 @@ impl Selector for Lottery {
         bytes: usize,
     ) -> Result<Implementation> {
         let key = Key::of(op, group.size(), bytes);
-        if let Some(index) = self.pool(key, bytes)?.next_call() {
+        let hosts = group.host_count();
+        if let Some(index) = self.pool(key, bytes, hosts)?.next_call() {
             return Ok(self.chosen(key, index, false));
         }
         self.learn(group, key)?;
         let params = self.params.clone();
         let slots = params.slots();
         let us: Vec<f64> = (0..slots).map(|_| self.rng.uniform()).collect();
-        let pool = self.pool(key, bytes)?;
+        let pool = self.pool(key, bytes, hosts)?;
         let mut msg = vec![0u64; 2 * slots];
         if group.rank() == 0 {
             for (slot, d) in pool.draw_ahead(&us, &params).iter().enumerate() {
@@ -349,16 +355,26 @@ fn check_draws(msg: &[u64], candidates: usize) -> Result<Vec<Draw>> {
 }
 
 /// The default candidates: the paper's four trees (flat, chain, binary,
-/// binomial) and knomial k=4, unsegmented and, where the message is longer,
-/// at 16 KiB and 64 KiB segments, plus the collective's named algorithms.
-pub fn default_candidates(op: Collective, _ranks: usize, bytes: usize) -> Vec<Implementation> {
-    let shapes = [
+/// binomial) and knomial k=4, and, when the ranks run on more than one of
+/// `hosts`, `hier` (binomial at every level; on one host it is binomial),
+/// unsegmented and, where the message is longer, at 16 KiB and 64 KiB
+/// segments, plus the collective's named algorithms.
+pub fn default_candidates(
+    op: Collective,
+    _ranks: usize,
+    bytes: usize,
+    hosts: usize,
+) -> Vec<Implementation> {
+    let mut shapes = vec![
         Shape::Flat,
         Shape::Chain,
         Shape::Binary,
         Shape::Binomial,
         Shape::Knomial(4),
     ];
+    if hosts > 1 {
+        shapes.push(Shape::Hier(Box::default()));
+    }
     let segs: Vec<Option<usize>> = std::iter::once(None)
         .chain(
             [16 * 1024, 64 * 1024]
@@ -393,6 +409,59 @@ mod tests {
         for bad in [[3, 25, 0, 0], [0, 0, 0, 0], [0, 5, 7, 1]] {
             let err = check_draws(&bad, 3).unwrap_err().to_string();
             assert!(err.contains("lottery draw"), "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn hier_is_a_candidate_only_across_hosts() {
+        let hier = |hosts| {
+            default_candidates(Collective::Allreduce, 8, 100_000, hosts)
+                .iter()
+                .filter(|i| matches!(i.shape(), Some(Shape::Hier(_))))
+                .count()
+        };
+        assert_eq!(hier(1), 0);
+        // Unsegmented, and at 16 KiB and 64 KiB.
+        assert_eq!(hier(2), 3);
+    }
+
+    /// One rank that says it stands for a job on `hosts` hosts.
+    struct OnHosts(usize);
+
+    impl Group for OnHosts {
+        fn rank(&self) -> usize {
+            0
+        }
+        fn size(&self) -> usize {
+            1
+        }
+        fn shared_clock(&self) -> bool {
+            true
+        }
+        fn host_count(&self) -> usize {
+            self.0
+        }
+        fn max_to_rank0(&mut self, _: &mut [f64]) -> Result<()> {
+            Ok(())
+        }
+        fn share_rank0(&mut self, _: &mut [u64]) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_lottery_asks_the_group_how_many_hosts_it_spans() {
+        for (hosts, with_hier) in [(1, false), (3, true)] {
+            let mut lottery = Lottery::new(Params::default(), 1);
+            lottery
+                .select(&mut OnHosts(hosts), Collective::Bcast, 64)
+                .unwrap();
+            let pool = lottery.pools().values().next().unwrap();
+            let has = pool
+                .candidates
+                .iter()
+                .any(|s| matches!(s.imp.shape(), Some(Shape::Hier(_))));
+            assert_eq!(has, with_hier, "{hosts} hosts");
         }
     }
 

@@ -6,7 +6,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::Error;
-use crate::tree::Shape;
+use crate::tree::{Hier, Shape};
 
 /// The seven collective operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -179,6 +179,12 @@ impl Implementation {
                 if self.op == Collective::Barrier && self.seg.is_some() {
                     return Err(fail("a barrier carries no data to segment".into()));
                 }
+                if let Shape::Hier(h) = shape {
+                    h.check().map_err(|e| match e {
+                        Error::Tree(why) => fail(why),
+                        other => fail(other.to_string()),
+                    })?;
+                }
             }
             other => {
                 if !self.op.named_algorithms().contains(other) {
@@ -200,8 +206,9 @@ impl Implementation {
     }
 
     /// Every implementation of `op` that `all` stands for: every tree shape
-    /// (kary with k=3, knomial with k=4; `user` needs a parent list and is
-    /// left out) unsegmented and at each of `segs`, then the named algorithms.
+    /// (kary with k=3, knomial with k=4, hier binomial at every level;
+    /// `user` needs a parent list and is left out) unsegmented and at each
+    /// of `segs`, then the named algorithms.
     pub fn all(op: Collective, segs: &[usize]) -> Vec<Implementation> {
         let shapes = [
             Shape::Flat,
@@ -211,6 +218,7 @@ impl Implementation {
             Shape::Kary(3),
             Shape::Binomial,
             Shape::Knomial(4),
+            Shape::Hier(Box::default()),
         ];
         let seg_choices: Vec<Option<usize>> = if op == Collective::Barrier {
             vec![None]
@@ -283,6 +291,11 @@ impl fmt::Display for Implementation {
             if let Some(k) = shape.k() {
                 write!(f, ":k={k}")?;
             }
+            if let Shape::Hier(h) = shape {
+                for (level, s) in h.levels() {
+                    write!(f, ":{level}={}", level_shape(s))?;
+                }
+            }
         }
         if let Some(seg) = self.seg {
             write!(f, ":seg={}", format_bytes(seg))?;
@@ -325,11 +338,56 @@ impl FromStr for Implementation {
     }
 }
 
+/// A level of `hier` as ids spell it: the shape's name, with k right
+/// after it for kary and knomial (`knomial4`).
+fn level_shape(shape: &Shape) -> String {
+    match shape.k() {
+        Some(k) => format!("{}{k}", shape.name()),
+        None => shape.name().to_string(),
+    }
+}
+
+/// Parses what [`level_shape`] prints.
+fn parse_level(level: &str, value: &str) -> Result<Shape, String> {
+    let name = value.trim_end_matches(|c: char| c.is_ascii_digit());
+    let digits = &value[name.len()..];
+    let k = || -> Result<usize, String> {
+        match digits.parse() {
+            Ok(k) => Ok(k),
+            Err(_) if digits.is_empty() => Err(format!(
+                "{level}=`{value}`: {name} needs its k, e.g. {name}4"
+            )),
+            Err(_) => Err(format!("{level}=`{value}`: k is too large")),
+        }
+    };
+    let plain = |shape: Shape| -> Result<Shape, String> {
+        match digits.is_empty() {
+            true => Ok(shape),
+            false => Err(format!("{level}=`{value}`: {name} takes no k")),
+        }
+    };
+    match name {
+        "flat" => plain(Shape::Flat),
+        "chain" => plain(Shape::Chain),
+        "backward-chain" => plain(Shape::BackwardChain),
+        "binary" => plain(Shape::Binary),
+        "binomial" => plain(Shape::Binomial),
+        "kary" => Ok(Shape::Kary(k()?)),
+        "knomial" => Ok(Shape::Knomial(k()?)),
+        _ => Err(format!(
+            "{level}=`{value}` is not a level shape (flat, chain, backward-chain, binary, kary<k>, binomial, knomial<k>)"
+        )),
+    }
+}
+
 #[derive(Default)]
 struct Params {
     k: Option<usize>,
     seg: Option<usize>,
     parents: Option<Vec<usize>>,
+    inner: Option<Shape>,
+    outer: Option<Shape>,
+    top: Option<Shape>,
 }
 
 impl Params {
@@ -359,8 +417,17 @@ impl Params {
                     .collect::<Result<Vec<usize>, _>>()?;
                 self.parents.replace(list).map_or(Ok(()), |_| Err(dup()))
             }
+            "inner" | "outer" | "top" => {
+                let shape = parse_level(key, value)?;
+                let slot = match key {
+                    "inner" => &mut self.inner,
+                    "outer" => &mut self.outer,
+                    _ => &mut self.top,
+                };
+                slot.replace(shape).map_or(Ok(()), |_| Err(dup()))
+            }
             other => Err(format!(
-                "unknown parameter `{other}` (known: k, seg, parents)"
+                "unknown parameter `{other}` (known: k, seg, parents, inner, outer, top)"
             )),
         }
     }
@@ -379,6 +446,14 @@ impl Params {
                     .take()
                     .ok_or("user needs parents=<p0.p1....> (parent position of each position)")?,
             ),
+            "hier" => {
+                let default = Hier::default();
+                Shape::Hier(Box::new(Hier {
+                    inner: self.inner.take().unwrap_or(default.inner),
+                    outer: self.outer.take().unwrap_or(default.outer),
+                    top: self.top.take().unwrap_or(default.top),
+                }))
+            }
             "ring" => return self.named(Algorithm::Ring),
             "recursive-doubling" => return self.named(Algorithm::RecursiveDoubling),
             "rabenseifner" => return self.named(Algorithm::Rabenseifner),
@@ -400,6 +475,9 @@ impl Params {
         }
         if self.parents.is_some() {
             return Err(format!("`{name}` takes no parents"));
+        }
+        if self.inner.is_some() || self.outer.is_some() || self.top.is_some() {
+            return Err(format!("`{name}` takes no inner, outer or top (hier does)"));
         }
         Ok(())
     }
@@ -423,7 +501,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn shape() -> impl Strategy<Value = Shape> {
+    /// The shapes a level of `hier` may take.
+    fn level() -> impl Strategy<Value = Shape> {
         prop_oneof![
             Just(Shape::Flat),
             Just(Shape::Chain),
@@ -432,6 +511,14 @@ mod tests {
             (2usize..64).prop_map(Shape::Kary),
             Just(Shape::Binomial),
             (2usize..64).prop_map(Shape::Knomial),
+        ]
+    }
+
+    fn shape() -> impl Strategy<Value = Shape> {
+        prop_oneof![
+            level(),
+            (level(), level(), level())
+                .prop_map(|(inner, outer, top)| Shape::Hier(Box::new(Hier { inner, outer, top }))),
             proptest::collection::vec(0usize..100, 1..20).prop_map(|mut v| {
                 v[0] = 0;
                 Shape::User(v)
@@ -487,6 +574,9 @@ mod tests {
             "allgather:recursive-doubling",
             "barrier:dissemination",
             "gather:user:parents=0.0.1.1",
+            "allreduce:hier:inner=flat:outer=binomial:top=binomial:seg=16K",
+            "bcast:hier:inner=knomial4:outer=kary3:top=backward-chain",
+            "barrier:hier:inner=binomial:outer=binomial:top=binomial",
         ] {
             let imp: Implementation = id.parse().unwrap();
             assert_eq!(imp.to_string(), id);
@@ -495,6 +585,12 @@ mod tests {
         assert_eq!(imp.to_string(), "bcast:knomial:k=3:seg=1M");
         let imp: Implementation = "reduce:chain:seg=1000".parse().unwrap();
         assert_eq!(imp.seg, Some(1000));
+        // Levels left out are binomial; printing names all three.
+        let imp: Implementation = "allreduce:hier:seg=16K:outer=chain".parse().unwrap();
+        assert_eq!(
+            imp.to_string(),
+            "allreduce:hier:inner=binomial:outer=chain:top=binomial:seg=16K"
+        );
     }
 
     #[test]
@@ -520,6 +616,18 @@ mod tests {
             ("bcast:user:parents=0.x", "not a position"),
             ("bcast:chain:seg=99999999999999999999G", "too large"),
             ("bcast:chain:seg=17179869184G", "too large"),
+            ("bcast:hier:inner=user", "not a level shape"),
+            ("bcast:hier:inner=hier", "not a level shape"),
+            ("bcast:hier:outer=kary", "kary needs its k, e.g. kary4"),
+            ("bcast:hier:outer=kary1", "k >= 2"),
+            ("bcast:hier:top=binomial2", "binomial takes no k"),
+            (
+                "bcast:hier:top=knomial99999999999999999999999",
+                "k is too large",
+            ),
+            ("bcast:hier:inner=flat:inner=chain", "given twice"),
+            ("bcast:binomial:inner=flat", "takes no inner, outer or top"),
+            ("bcast:hier:k=2", "takes no k"),
         ] {
             let err = id.parse::<Implementation>().unwrap_err().to_string();
             assert!(err.contains(says), "`{id}` gave `{err}`, expected `{says}`");
@@ -529,11 +637,14 @@ mod tests {
     #[test]
     fn all_lists_every_family() {
         let bcast = Implementation::all(Collective::Bcast, &[1024]);
-        assert_eq!(bcast.len(), 14);
+        assert_eq!(bcast.len(), 16);
         let barrier = Implementation::all(Collective::Barrier, &[1024]);
-        assert_eq!(barrier.len(), 8);
+        assert_eq!(barrier.len(), 9);
         assert!(barrier.iter().all(|i| i.seg.is_none()));
         let allreduce = Implementation::all(Collective::Allreduce, &[]);
-        assert_eq!(allreduce.len(), 10);
+        assert_eq!(allreduce.len(), 11);
+        assert!(allreduce
+            .iter()
+            .any(|i| i.to_string() == "allreduce:hier:inner=binomial:outer=binomial:top=binomial"));
     }
 }

@@ -38,6 +38,11 @@ pub trait Group {
     fn size(&self) -> usize;
     /// True when all ranks read one monotonic clock.
     fn shared_clock(&self) -> bool;
+    /// The number of hosts the ranks run on (candidates that follow the
+    /// hosts, `hier` trees, join a lottery only above one).
+    fn host_count(&self) -> usize {
+        1
+    }
     /// Replaces every value on rank 0 by its maximum over all ranks (the
     /// other ranks' values are left as they were).
     fn max_to_rank0(&mut self, values: &mut [f64]) -> Result<()>;

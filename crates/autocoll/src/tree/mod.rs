@@ -7,14 +7,22 @@
 //! `coll_base_topo.c`. The result gives every rank its parent, its children
 //! in the order it sends to them, and, for scatter and gather, the ranks of
 //! every subtree as one contiguous run of a depth-first preorder.
+//!
+//! The `hier` shape is laid out over the hosts and switches of a
+//! [`Layout`] instead (see [`Hier`]); the tree it gives is the same data.
 
+mod file;
+mod hier;
 mod shape;
 
 use std::fmt;
 
+pub use file::ParentList;
+pub use hier::Hier;
 pub use shape::Shape;
 
 use crate::error::{Error, Result};
+use crate::layout::Layout;
 
 /// A spanning tree over the ranks of a communicator, rooted at `root`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,23 +38,50 @@ pub struct Tree {
 impl Tree {
     /// Builds `shape` over `size` ranks rooted at `root`. `table`, when
     /// given, is a permutation of the ranks: the order in which they take
-    /// the tree's positions (identity when absent).
+    /// the tree's positions (identity when absent). The ranks are taken to
+    /// share one host: `hier` is then its `inner` shape.
     pub fn build(shape: &Shape, size: usize, root: usize, table: Option<&[usize]>) -> Result<Tree> {
         if size == 0 {
             return Err(Error::Tree("a communicator has at least one rank".into()));
         }
+        Tree::build_in(shape, &Layout::one_host(size), root, table)
+    }
+
+    /// Builds `shape` over the ranks of `layout` rooted at `root`. Only
+    /// `hier` reads where the ranks run; the other shapes only its size.
+    ///
+    /// For `hier`, `table` orders the ranks as for every shape (rotated to
+    /// start at the root): each group of ranks (a host's, a switch's) is
+    /// led by its first rank in that order and its members take the
+    /// positions of their level's shape in that order, so a table that
+    /// reorders the ranks of a host changes its leader and its inner tree,
+    /// and one that reorders hosts changes their places among the leaders.
+    pub fn build_in(
+        shape: &Shape,
+        layout: &Layout,
+        root: usize,
+        table: Option<&[usize]>,
+    ) -> Result<Tree> {
+        let size = layout.size();
         if root >= size {
             return Err(Error::RankOutOfRange { rank: root, size });
         }
         let order = rank_order(shape, size, root, table)?;
-        let pos_children = shape.children_by_position(size)?;
+        let children = match shape {
+            Shape::Hier(h) => hier::children(h, layout, &order)?,
+            _ => by_position(&shape.children_by_position(size)?, &order),
+        };
+        Tree::from_children(shape, root, children)
+    }
+
+    /// The tree whose ranks have `children` (in send order), checked to
+    /// reach every rank from `root`.
+    fn from_children(shape: &Shape, root: usize, children: Vec<Vec<usize>>) -> Result<Tree> {
+        let size = children.len();
         let mut parent = vec![None; size];
-        let mut children = vec![Vec::new(); size];
-        for (pos, kids) in pos_children.iter().enumerate() {
-            let rank = order[pos];
+        for (rank, kids) in children.iter().enumerate() {
             for &kid in kids {
-                parent[order[kid]] = Some(rank);
-                children[rank].push(order[kid]);
+                parent[kid] = Some(rank);
             }
         }
         let mut tree = Tree {
@@ -165,6 +200,15 @@ impl fmt::Display for Tree {
         }
         Ok(())
     }
+}
+
+/// Every rank's children, from every position's and the rank at each.
+fn by_position(pos_children: &[Vec<usize>], order: &[usize]) -> Vec<Vec<usize>> {
+    let mut children = vec![Vec::new(); order.len()];
+    for (pos, kids) in pos_children.iter().enumerate() {
+        children[order[pos]].extend(kids.iter().map(|&kid| order[kid]));
+    }
+    children
 }
 
 /// The real rank at each tree position.

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use super::Hier;
 use crate::error::{Error, Result};
 
 /// The shape of a tree, independent of its size and root.
@@ -25,11 +26,16 @@ pub enum Shape {
     /// (the root) being 0. Positions count from the root, so one list
     /// serves every root.
     User(Vec<usize>),
+    /// The tree that follows where the ranks run: a host's ranks under
+    /// their leader, host leaders under their switch's leader, switch
+    /// leaders at the top, each level in a shape of its own. Laid out over
+    /// a [`crate::Layout`], not over positions (see [`Hier`]).
+    Hier(Box<Hier>),
 }
 
 impl Shape {
     /// Every shape name, as implementation ids spell it.
-    pub const NAMES: [&'static str; 8] = [
+    pub const NAMES: [&'static str; 9] = [
         "flat",
         "chain",
         "backward-chain",
@@ -38,6 +44,7 @@ impl Shape {
         "binomial",
         "knomial",
         "user",
+        "hier",
     ];
 
     /// The shape's name in implementation ids.
@@ -51,6 +58,7 @@ impl Shape {
             Shape::Binomial => "binomial",
             Shape::Knomial(_) => "knomial",
             Shape::User(_) => "user",
+            Shape::Hier(_) => "hier",
         }
     }
 
@@ -78,6 +86,10 @@ impl Shape {
                 Ok(knomial(size, *k))
             }
             Shape::User(parents) => user(parents, size),
+            Shape::Hier(_) => Err(Error::Tree(
+                "hier is laid over the hosts of a layout, not over positions (Tree::build_in)"
+                    .into(),
+            )),
         }
     }
 }
@@ -86,6 +98,7 @@ impl fmt::Display for Shape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Shape::Kary(k) | Shape::Knomial(k) => write!(f, "{}(k={k})", self.name()),
+            Shape::Hier(h) => write!(f, "{h}"),
             _ => f.write_str(self.name()),
         }
     }

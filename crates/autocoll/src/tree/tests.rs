@@ -1,5 +1,8 @@
 use super::*;
 
+mod file;
+mod hier;
+
 fn ceil_log(p: usize, k: usize) -> usize {
     let (mut d, mut reach) = (0, 1);
     while reach < p {
@@ -77,7 +80,7 @@ fn expected_depth(shape: &Shape, p: usize) -> Option<usize> {
         Shape::Kary(k) => heap_depth(p, *k),
         Shape::Binomial => most_digits(p, 2),
         Shape::Knomial(k) => most_digits(p, *k),
-        Shape::User(_) => return None,
+        Shape::User(_) | Shape::Hier(_) => return None,
     })
 }
 

@@ -12,12 +12,21 @@ pub struct Counting;
 static BYTES: AtomicUsize = AtomicUsize::new(0);
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 
+std::thread_local! {
+    /// This thread's allocations: counts that the test harness's own
+    /// threads (printing another test's result) do not disturb.
+    static MINE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 // SAFETY: every call is forwarded unchanged to the system allocator; the
 // counters are plain atomics and allocate nothing.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         BYTES.fetch_add(layout.size(), Ordering::Relaxed);
         COUNT.fetch_add(1, Ordering::Relaxed);
+        // A const-initialised thread-local cell allocates nothing; during
+        // thread teardown it may be gone, and then only the totals count.
+        let _ = MINE.try_with(|n| n.set(n.get() + 1));
         // SAFETY: the caller's layout is passed on as it came.
         unsafe { System.alloc(layout) }
     }
@@ -31,6 +40,12 @@ unsafe impl GlobalAlloc for Counting {
 #[allow(dead_code)] // not every test that counts needs it
 pub fn allocations() -> usize {
     COUNT.load(Ordering::SeqCst)
+}
+
+/// Allocations made so far by the calling thread.
+#[allow(dead_code)] // not every test that counts needs it
+pub fn thread_allocations() -> usize {
+    MINE.with(|n| n.get())
 }
 
 /// Bytes and allocations that one broadcast of `bytes` over `ranks` local

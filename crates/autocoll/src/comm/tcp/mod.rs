@@ -49,6 +49,7 @@ pub struct Tcp {
     to_self: Sender<Incoming>,
     mailbox: Mailbox,
     hosts: Vec<String>,
+    switches: Vec<Option<String>>,
     /// Every rank's clock identity: equal ids read one monotonic clock.
     clocks: Vec<[u8; 16]>,
     max_frame: u64,
@@ -161,6 +162,7 @@ impl Tcp {
             to_self: tx,
             mailbox: Mailbox::new(config.rank, rx, config.timeout),
             hosts: links.hosts,
+            switches: links.switches,
             clocks: links.clocks,
             max_frame: config.max_frame,
         })
@@ -492,6 +494,10 @@ impl Transport for Tcp {
 
     fn hosts(&self) -> Vec<String> {
         self.hosts.clone()
+    }
+
+    fn switches(&self) -> Vec<Option<String>> {
+        self.switches.clone()
     }
 }
 

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
 
-use super::wire::{self, Hello, Table, Token, HELLO_FIXED};
+use super::wire::{self, Entry, Hello, Table, Token, HELLO_FIXED};
 use crate::comm::DEFAULT_TIMEOUT;
 use crate::error::{Error, Result};
 
@@ -49,6 +49,9 @@ pub struct Config {
     pub bind: IpAddr,
     /// The name of this rank's host.
     pub host: String,
+    /// The path of its host's switch, when the job knows it
+    /// (`AUTOCOLL_SWITCH`, see [`crate::layout`]).
+    pub switch: Option<String>,
     /// How long set-up and every receive may wait.
     pub timeout: Duration,
     /// The largest frame accepted or sent.
@@ -67,6 +70,7 @@ impl Config {
             token,
             bind: IpAddr::from([127, 0, 0, 1]),
             host: "127.0.0.1".into(),
+            switch: None,
             timeout: DEFAULT_TIMEOUT,
             max_frame: DEFAULT_MAX_FRAME,
             announce: false,
@@ -94,9 +98,10 @@ impl Config {
             config.bind = parse("AUTOCOLL_BIND", &bind)?;
             config.host = bind;
         }
-        if let Some(host) = var("AUTOCOLL_HOST")? {
+        if let Some(host) = var("AUTOCOLL_HOST")?.filter(|h| !h.is_empty()) {
             config.host = host;
         }
+        config.switch = var("AUTOCOLL_SWITCH")?.filter(|s| !s.is_empty());
         if let Some(secs) = var("AUTOCOLL_TIMEOUT")? {
             config.timeout = parse_secs(&secs)?;
         }
@@ -122,6 +127,7 @@ impl Config {
             size: self.size as u32,
             addr: addr.to_string(),
             host: self.host.clone(),
+            switch: self.switch.clone().unwrap_or_default(),
         }
     }
 }
@@ -191,6 +197,8 @@ pub struct Links {
     pub addrs: Vec<String>,
     /// Every rank's host name.
     pub hosts: Vec<String>,
+    /// Every rank's switch, when known.
+    pub switches: Vec<Option<String>>,
     /// Every rank's clock identity.
     pub clocks: Vec<[u8; 16]>,
 }
@@ -226,6 +234,7 @@ pub fn establish_on(config: &Config, listener: TcpListener) -> Result<Links> {
             streams: vec![None],
             addrs: vec![config.root.clone()],
             hosts: vec![config.host.clone()],
+            switches: vec![config.switch.clone()],
             clocks: vec![crate::clock::clock_id()],
         });
     }
@@ -279,7 +288,12 @@ fn root_side(config: &Config, acceptor: &Acceptor, deadline: Instant) -> Result<
     let table = Table {
         ranks: joined
             .iter()
-            .map(|h| (h.addr.clone(), h.host.clone(), h.clock))
+            .map(|h| Entry {
+                addr: h.addr.clone(),
+                host: h.host.clone(),
+                switch: h.switch.clone(),
+                clock: h.clock,
+            })
             .collect(),
     };
     let bytes = table.encode().map_err(Error::Config)?;
@@ -297,12 +311,16 @@ fn links(streams: Vec<Option<TcpStream>>, table: Table) -> Links {
         streams,
         addrs: Vec::new(),
         hosts: Vec::new(),
+        switches: Vec::new(),
         clocks: Vec::new(),
     };
-    for (addr, host, clock) in table.ranks {
-        links.addrs.push(addr);
-        links.hosts.push(host);
-        links.clocks.push(clock);
+    for entry in table.ranks {
+        links.addrs.push(entry.addr);
+        links.hosts.push(entry.host);
+        links
+            .switches
+            .push(Some(entry.switch).filter(|s| !s.is_empty()));
+        links.clocks.push(entry.clock);
     }
     links
 }
@@ -326,8 +344,8 @@ fn other_side(
     })?;
     let mut streams: Vec<Option<TcpStream>> = (0..config.size).map(|_| None).collect();
     streams[0] = Some(to_root);
-    for (lower, (addr, _, _)) in table.ranks.iter().enumerate().take(config.rank).skip(1) {
-        let addr = resolve(addr)?;
+    for (lower, entry) in table.ranks.iter().enumerate().take(config.rank).skip(1) {
+        let addr = resolve(&entry.addr)?;
         let mut stream = connect(addr, deadline, config)?;
         greet(&mut stream, me, lower, config)?;
         streams[lower] = Some(stream);
@@ -399,7 +417,7 @@ fn read_hello(stream: &mut TcpStream) -> std::result::Result<Hello, String> {
         .read_exact(&mut fixed)
         .map_err(|e| format!("no complete hello: {e}"))?;
     let fixed = wire::decode_hello_fixed(&fixed)?;
-    let mut rest = vec![0u8; fixed.addr_len + fixed.host_len];
+    let mut rest = vec![0u8; fixed.rest_len()];
     stream
         .read_exact(&mut rest)
         .map_err(|e| format!("no complete hello: {e}"))?;

@@ -85,6 +85,44 @@ fn issue3_threads_over_tcp_pass_a_sample_of_the_check_matrix() {
     assert_eq!(failures[0], Vec::new(), "{} cases", cases.len());
 }
 
+/// Ranks that name their hosts and switches (as `autocoll launch` and the
+/// emulated cluster's agent tell them) are laid out by them on every rank,
+/// and every collective over `hier` passes `check` across them.
+#[test]
+fn issue16_ranks_exchange_hosts_and_switches_and_hier_follows_them() {
+    let (mut configs, listener) = job(6, Duration::from_secs(20));
+    let hosts = ["a", "a", "b", "c", "c", "c"];
+    let switches = [Some("s0"), Some("s0"), Some("s0/s1"), None, None, None];
+    for (c, (host, switch)) in configs.iter_mut().zip(hosts.iter().zip(switches)) {
+        c.host = host.to_string();
+        c.switch = switch.map(String::from);
+    }
+    let mut cases = Vec::new();
+    for op in Collective::ALL {
+        let imp = crate::Implementation::tree(op, crate::Shape::Hier(Box::default()), None);
+        for root in [0, 4] {
+            let bytes = if op == Collective::Barrier { 0 } else { 4099 };
+            let root = if op.rooted() { root } else { 0 };
+            cases.push(Case {
+                imp: imp.as_ref().unwrap().clone(),
+                bytes,
+                root,
+            });
+        }
+    }
+    let outcome = run(configs, listener, |mut comm| {
+        let layout = comm.layout().unwrap().clone();
+        let mine = check::run(&mut comm, &cases, &check::Config::default());
+        (layout, check::collect(&mut comm, mine).unwrap())
+    });
+    assert_eq!(outcome[0].1, Vec::new());
+    for (layout, _) in &outcome {
+        assert_eq!(layout.hosts(), hosts);
+        let want: Vec<Option<String>> = switches.iter().map(|s| s.map(String::from)).collect();
+        assert_eq!(layout.switches(), want);
+    }
+}
+
 fn bad_hello(token: Token) -> Vec<u8> {
     Hello {
         token,
@@ -93,6 +131,7 @@ fn bad_hello(token: Token) -> Vec<u8> {
         size: 3,
         addr: "127.0.0.1:1".into(),
         host: "intruder".into(),
+        switch: String::new(),
     }
     .encode()
     .unwrap()
@@ -158,12 +197,13 @@ fn rank0_and_raw_peer(max_frame: u64) -> (std::thread::JoinHandle<Communicator>,
         size: 2,
         addr: "127.0.0.1:9".into(),
         host: "127.0.0.1".into(),
+        switch: String::new(),
     };
     raw.write_all(&hello.encode().unwrap()).unwrap();
     let mut fixed = [0u8; wire::HELLO_FIXED];
     raw.read_exact(&mut fixed).unwrap();
     let fixed = wire::decode_hello_fixed(&fixed).unwrap();
-    let mut rest = vec![0u8; fixed.addr_len + fixed.host_len];
+    let mut rest = vec![0u8; fixed.rest_len()];
     raw.read_exact(&mut rest).unwrap();
     wire::read_table(|b| raw.read_exact(b), 2).unwrap();
     (rank0, raw)

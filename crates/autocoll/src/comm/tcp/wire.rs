@@ -2,8 +2,8 @@
 //!
 //! A connection opens with a [`Hello`] each way (magic, protocol version,
 //! job token, clock identity, rank, job size, the sender's listening
-//! address and host name). Rank 0 answers every registration with the [`Table`] of all
-//! ranks' addresses. After that the connection carries frames: a fixed
+//! address, host name and switch). Rank 0 answers every registration with
+//! the [`Table`] of all ranks' addresses, hosts, switches and clocks. After that the connection carries frames: a fixed
 //! 40-byte [`Header`] and `len` payload bytes. Everything is little-endian.
 //!
 //! Decoding never trusts a length: strings are capped at
@@ -19,14 +19,15 @@ use crate::select::Collective;
 pub const HELLO_MAGIC: [u8; 4] = *b"ACOL";
 /// The first bytes of every frame header.
 pub const FRAME_MAGIC: [u8; 2] = *b"AC";
-/// The protocol version; peers of another version are refused.
-pub const VERSION: u8 = 2;
+/// The protocol version; peers of another version are refused (3: hellos
+/// and tables carry the switch).
+pub const VERSION: u8 = 3;
 /// Bytes of a frame header.
 pub const HEADER_LEN: usize = 40;
-/// The longest address or host name a hello or table may carry.
+/// The longest address, host name or switch a hello or table may carry.
 pub const MAX_TEXT: usize = 255;
-/// Bytes of the fixed part of a hello (before its two strings).
-pub const HELLO_FIXED: usize = 4 + 1 + 16 + 16 + 4 + 4 + 2 + 2;
+/// Bytes of the fixed part of a hello (before its three strings).
+pub const HELLO_FIXED: usize = 4 + 1 + 16 + 16 + 4 + 4 + 2 + 2 + 2;
 
 const KIND_COLL: u8 = 0;
 const KIND_USER: u8 = 1;
@@ -86,6 +87,8 @@ pub struct Hello {
     pub addr: String,
     /// The sender's host name.
     pub host: String,
+    /// The path of the sender's switch; empty when not known.
+    pub switch: String,
 }
 
 impl Hello {
@@ -93,7 +96,9 @@ impl Hello {
     pub fn encode(&self) -> Result<Vec<u8>, String> {
         check_text("address", &self.addr)?;
         check_text("host name", &self.host)?;
-        let mut out = Vec::with_capacity(HELLO_FIXED + self.addr.len() + self.host.len());
+        check_text("switch", &self.switch)?;
+        let strings = self.addr.len() + self.host.len() + self.switch.len();
+        let mut out = Vec::with_capacity(HELLO_FIXED + strings);
         out.extend_from_slice(&HELLO_MAGIC);
         out.push(VERSION);
         out.extend_from_slice(&self.token.0);
@@ -102,8 +107,10 @@ impl Hello {
         out.extend_from_slice(&self.size.to_le_bytes());
         out.extend_from_slice(&(self.addr.len() as u16).to_le_bytes());
         out.extend_from_slice(&(self.host.len() as u16).to_le_bytes());
+        out.extend_from_slice(&(self.switch.len() as u16).to_le_bytes());
         out.extend_from_slice(self.addr.as_bytes());
         out.extend_from_slice(self.host.as_bytes());
+        out.extend_from_slice(self.switch.as_bytes());
         Ok(out)
     }
 }
@@ -124,6 +131,15 @@ pub struct HelloFixed {
     pub addr_len: usize,
     /// Bytes of the host name that follows it.
     pub host_len: usize,
+    /// Bytes of the switch that follows the host name.
+    pub switch_len: usize,
+}
+
+impl HelloFixed {
+    /// Bytes of the strings that follow the fixed part.
+    pub fn rest_len(&self) -> usize {
+        self.addr_len + self.host_len + self.switch_len
+    }
 }
 
 /// Decodes the fixed part of a hello.
@@ -151,8 +167,12 @@ pub fn decode_hello_fixed(b: &[u8; HELLO_FIXED]) -> Result<HelloFixed, String> {
         size: u32_at(b, 41),
         addr_len: u16::from_le_bytes([b[45], b[46]]) as usize,
         host_len: u16::from_le_bytes([b[47], b[48]]) as usize,
+        switch_len: u16::from_le_bytes([b[49], b[50]]) as usize,
     };
-    if fixed.addr_len > MAX_TEXT || fixed.host_len > MAX_TEXT {
+    if [fixed.addr_len, fixed.host_len, fixed.switch_len]
+        .iter()
+        .any(|&len| len > MAX_TEXT)
+    {
         return Err(format!("hello strings longer than {MAX_TEXT} bytes"));
     }
     Ok(fixed)
@@ -160,10 +180,11 @@ pub fn decode_hello_fixed(b: &[u8; HELLO_FIXED]) -> Result<HelloFixed, String> {
 
 /// Completes a hello from its fixed part and the string bytes after it.
 pub fn decode_hello_rest(fixed: HelloFixed, rest: &[u8]) -> Result<Hello, String> {
-    if rest.len() != fixed.addr_len + fixed.host_len {
+    if rest.len() != fixed.rest_len() {
         return Err("hello strings of the wrong length".into());
     }
-    let (addr, host) = rest.split_at(fixed.addr_len);
+    let (addr, rest) = rest.split_at(fixed.addr_len);
+    let (host, switch) = rest.split_at(fixed.host_len);
     Ok(Hello {
         token: fixed.token,
         clock: fixed.clock,
@@ -171,30 +192,45 @@ pub fn decode_hello_rest(fixed: HelloFixed, rest: &[u8]) -> Result<Hello, String
         size: fixed.size,
         addr: text(addr, "address")?,
         host: text(host, "host name")?,
+        switch: text(switch, "switch")?,
     })
 }
 
-/// Every rank's listening address, host name and clock identity, sent by
-/// rank 0.
+/// One rank's line of the [`Table`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// Where the rank listens (`ip:port`).
+    pub addr: String,
+    /// Its host name.
+    pub host: String,
+    /// Its switch's path; empty when not known.
+    pub switch: String,
+    /// Its clock identity.
+    pub clock: [u8; 16],
+}
+
+/// Every rank's listening address, host name, switch and clock identity,
+/// sent by rank 0.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Table {
-    /// `(address, host, clock)` by rank.
-    pub ranks: Vec<(String, String, [u8; 16])>,
+    /// One entry per rank, by rank.
+    pub ranks: Vec<Entry>,
 }
 
 impl Table {
-    /// The table's bytes: a count, then per rank two length-prefixed
-    /// strings and the 16 bytes of the clock identity.
+    /// The table's bytes: a count, then per rank three length-prefixed
+    /// strings (address, host, switch) and the 16 bytes of the clock
+    /// identity.
     pub fn encode(&self) -> Result<Vec<u8>, String> {
         let mut out = Vec::new();
         out.extend_from_slice(&(self.ranks.len() as u32).to_le_bytes());
-        for (addr, host, clock) in &self.ranks {
-            for s in [addr, host] {
+        for entry in &self.ranks {
+            for s in [&entry.addr, &entry.host, &entry.switch] {
                 check_text("table entry", s)?;
                 out.extend_from_slice(&(s.len() as u16).to_le_bytes());
                 out.extend_from_slice(s.as_bytes());
             }
-            out.extend_from_slice(clock);
+            out.extend_from_slice(&entry.clock);
         }
         Ok(out)
     }
@@ -328,8 +364,8 @@ pub fn read_table(
     }
     let mut ranks = Vec::with_capacity(size);
     for _ in 0..size {
-        let mut pair = [String::new(), String::new()];
-        for s in &mut pair {
+        let mut strings = [String::new(), String::new(), String::new()];
+        for s in &mut strings {
             let mut len = [0u8; 2];
             read(&mut len).map_err(io)?;
             let len = u16::from_le_bytes(len) as usize;
@@ -340,10 +376,15 @@ pub fn read_table(
             read(&mut buf).map_err(io)?;
             *s = text(&buf, "address table entry")?;
         }
-        let [addr, host] = pair;
+        let [addr, host, switch] = strings;
         let mut clock = [0u8; 16];
         read(&mut clock).map_err(io)?;
-        ranks.push((addr, host, clock));
+        ranks.push(Entry {
+            addr,
+            host,
+            switch,
+            clock,
+        });
     }
     Ok(Table { ranks })
 }
@@ -410,6 +451,7 @@ mod tests {
             size: 64,
             addr: "10.0.0.2:40001".into(),
             host: "node2".into(),
+            switch: "sw0/sw1".into(),
         };
         let bytes = hello.encode().unwrap();
         let fixed: [u8; HELLO_FIXED] = bytes[..HELLO_FIXED].try_into().unwrap();
@@ -420,6 +462,11 @@ mod tests {
         );
         let long = Hello {
             host: "x".repeat(MAX_TEXT + 1),
+            ..hello.clone()
+        };
+        assert!(long.encode().is_err());
+        let long = Hello {
+            switch: "s".repeat(MAX_TEXT + 1),
             ..hello
         };
         assert!(long.encode().is_err());
@@ -427,11 +474,14 @@ mod tests {
 
     #[test]
     fn tables_round_trip_and_check_the_size() {
+        let entry = |port: u16, host: &str, switch: &str, clock: u8| Entry {
+            addr: format!("127.0.0.1:{port}"),
+            host: host.into(),
+            switch: switch.into(),
+            clock: [clock; 16],
+        };
         let table = Table {
-            ranks: vec![
-                ("127.0.0.1:1".into(), "a".into(), [1; 16]),
-                ("127.0.0.1:2".into(), "b".into(), [2; 16]),
-            ],
+            ranks: vec![entry(1, "a", "sw0", 1), entry(2, "b", "", 2)],
         };
         let bytes = table.encode().unwrap();
         let reader = |bytes: &[u8]| {

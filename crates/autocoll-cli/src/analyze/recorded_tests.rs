@@ -1,0 +1,177 @@
+//! The analysis of real recordings: ranks of the local transport (threads)
+//! recording with `comm.trace`, one of them entering every call late, and
+//! the timeline of a real run. (The same over tcp processes is in
+//! `tests/analyze.rs`.)
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use autocoll::trace::format::Reader;
+use autocoll::trace::{file_of, TraceOptions};
+use autocoll::{local, Implementation, Layout, Op};
+
+use super::result::{GroupReport, Report};
+use super::tests::{check_timeline, run, timeline};
+
+/// How late the late rank enters each call: far above the calls' own
+/// time (tens to hundreds of µs on threads) and the machine's noise (with
+/// the other tests running beside these on 2 cores, a thread can wait a
+/// few ms for a core: 2 ms let the late rank's child be later still in a
+/// quarter of the calls).
+const LATE: Duration = Duration::from_millis(10);
+const CALLS: usize = 30;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "autocoll-analyze-recorded-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// A small buffer: 8 ranks × the default 16 MiB would be touched for
+/// nothing.
+fn options() -> TraceOptions {
+    TraceOptions {
+        capacity_events: 1 << 16,
+        ..TraceOptions::default()
+    }
+}
+
+/// Records `CALLS` allreduces over `imp` on `size` threads laid out by
+/// `hosts` (one host when `None`); `late` sleeps before entering each.
+fn record(dir: &Path, imp: &str, size: usize, hosts: Option<&[&str]>, late: Option<usize>) {
+    let imp: Implementation = imp.parse().unwrap();
+    let layout = hosts.map(|h| Layout::of_hosts(h.iter().map(|s| s.to_string()).collect()));
+    let layout = layout.transpose().unwrap();
+    let outcomes = local::run(size, |mut comm| -> autocoll::Result<()> {
+        if let Some(l) = &layout {
+            comm.set_layout(l.clone())?;
+        }
+        comm.trace_with(dir, options())?;
+        let mine = vec![comm.rank() as f64; size];
+        let mut sum = vec![0.0; size];
+        for _ in 0..CALLS {
+            if Some(comm.rank()) == late {
+                std::thread::sleep(LATE);
+            }
+            comm.allreduce_with(&imp, &mine, &mut sum, &Op::SUM)?;
+        }
+        assert_eq!(sum[0], (size * (size - 1) / 2) as f64);
+        Ok(())
+    });
+    for outcome in outcomes {
+        outcome.unwrap();
+    }
+}
+
+fn group<'a>(r: &'a Report, imp: &str) -> &'a GroupReport {
+    let imp: Implementation = imp.parse().unwrap();
+    let g: Vec<&GroupReport> = r.groups.iter().filter(|g| g.op == "allreduce").collect();
+    assert_eq!(
+        g.len(),
+        1,
+        "{:?}",
+        r.groups.iter().map(|g| &g.imp).collect::<Vec<_>>()
+    );
+    assert_eq!(g[0].imp, imp.to_string());
+    assert_eq!(g[0].calls, CALLS as u64);
+    g[0]
+}
+
+/// Asserts that the load-imbalance analysis of `imp` names `late` as the
+/// source, the rank itself (the heaviest path ends at its own entry, for a
+/// rank with children, or at it as a child, for a leaf; every edge on the
+/// way is last in most calls), and that it holds itself back between
+/// calls.
+fn assert_source(dir: &Path, imp: &str, late: usize) {
+    let report = run(dir);
+    let found = group(&report, imp).load_imbalance.clone().unwrap();
+    assert_eq!(found.source, Some(late), "{imp}: {}", found.sentence);
+    assert!(!found.source_is_subtree, "{imp}: {}", found.sentence);
+    let end = found.path.last().unwrap();
+    assert_eq!(end.from, late, "{imp}: {:?}", found.path);
+    assert!(
+        found.sentence.contains(&format!("starts at rank {late}")),
+        "{imp}: {}",
+        found.sentence
+    );
+    let cause = found.cause.unwrap();
+    assert_eq!(cause.kind, "between_calls", "{imp}: {}", found.sentence);
+    assert!(cause.between_s >= LATE.as_secs_f64(), "{imp}: {cause:?}");
+}
+
+/// 8 ranks on 4 hosts of two.
+const HOSTS: [&str; 8] = ["h0", "h0", "h1", "h1", "h2", "h2", "h3", "h3"];
+
+#[test]
+fn issue16_a_late_rank_on_threads_is_found_as_the_source_for_binomial_chain_and_hier() {
+    // Rank 5 is a leaf under 4 (binomial), in the middle of the chain
+    // (its child 6 waits for it), and h2's second rank under its leader 4
+    // (hier).
+    for (imp, hosts) in [
+        ("allreduce:binomial", None),
+        ("allreduce:chain", None),
+        ("allreduce:hier:inner=flat", Some(&HOSTS[..])),
+    ] {
+        let dir = scratch(&imp.replace(':', "-"));
+        record(&dir, imp, 8, hosts, Some(5));
+        assert_source(&dir, imp, 5);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// Back-to-back allreduces over a chain, nobody late: each call's result
+/// reaches rank 7, the chain's end, last, so rank 7 enters the next call
+/// last and its contribution, passed up the whole chain, is last at every
+/// node. The analysis finds it as the source and says that the
+/// collectives make this imbalance themselves: rank 7 spends no longer
+/// between calls than the others.
+#[test]
+fn issue16_an_imbalance_the_tree_makes_itself_is_told_from_the_programs() {
+    let dir = scratch("chain-itself");
+    record(&dir, "allreduce:chain", 8, None, None);
+    let report = run(&dir);
+    let found = group(&report, "allreduce:chain")
+        .load_imbalance
+        .clone()
+        .unwrap();
+    assert_eq!(found.source, Some(7), "{}", found.sentence);
+    let cause = found.cause.clone().unwrap();
+    assert_eq!(cause.kind, "previous_call", "{}", found.sentence);
+    assert!(
+        found.sentence.ends_with("which a reshaped tree can change"),
+        "{}",
+        found.sentence
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn issue16_the_timeline_of_a_real_recording_has_both_ends_of_every_flow_and_nested_slices() {
+    let dir = scratch("chrome");
+    record(&dir, "allreduce:hier:seg=1K", 6, Some(&HOSTS[..6]), Some(2));
+    // Every message sent: a flow with both ends.
+    let sent: usize = (0..6)
+        .map(|rank| {
+            let mut reader = Reader::open(&file_of(&dir, rank)).unwrap();
+            let mut sent = 0;
+            while let Some(call) = reader.next_call().unwrap() {
+                sent += call
+                    .events
+                    .iter()
+                    .filter(|e| e.stage == autocoll::observe::Stage::Sent)
+                    .count();
+            }
+            sent
+        })
+        .sum();
+    // 6 ranks of 6 f64 = 48 bytes: one segment per message, 5 up and 5
+    // down the tree in each call.
+    assert_eq!(sent, CALLS * 10);
+    let text = timeline(&dir, "t.json");
+    check_timeline(&text, sent);
+    assert!(text.contains(r#""critical":true"#));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
