@@ -121,6 +121,23 @@ fn mpi_stream(dir: &Path, from: &str, to: &str, mb: f64) -> f64 {
     rate_of(out, &format!("mpi p2p_rate {from}->{to}"))
 }
 
+/// The fastest of up to three streams, stopping at the first within the
+/// tolerance. Other work on a shared 2-core machine can only slow a stream
+/// (CI once saw 80 Mbit/s on a 100 Mbit/s link while builds ran), never
+/// push it past the link's `tbf` rate: a stream above the spec fails at
+/// once, one below it gets two more tries.
+fn fastest_of_three(want: f64, mut stream: impl FnMut() -> f64) -> f64 {
+    let mut best = 0.0_f64;
+    for _ in 0..3 {
+        let got = stream();
+        best = best.max(got);
+        if got > want || (want - got) / want <= TOLERANCE {
+            return got;
+        }
+    }
+    best
+}
+
 #[test]
 fn emulated_links_run_within_15_percent_of_their_spec_rate() {
     if let Some(reason) = cannot_make_clusters() {
@@ -137,9 +154,15 @@ fn emulated_links_run_within_15_percent_of_their_spec_rate() {
     for (from, to) in [("h0", "h1"), ("h0", "h2")] {
         let want = rate_mbit(&spec, from).min(rate_mbit(&spec, to));
         let mb = want / 8.0 * SECONDS;
-        let mut seen = vec![("tcp", tcp_stream(&dir, from, to, mb))];
+        let mut seen = vec![(
+            "tcp",
+            fastest_of_three(want, || tcp_stream(&dir, from, to, mb)),
+        )];
         if with_mpi() {
-            seen.push(("mpi", mpi_stream(&dir, from, to, mb)));
+            seen.push((
+                "mpi",
+                fastest_of_three(want, || mpi_stream(&dir, from, to, mb)),
+            ));
         }
         for (transport, got) in seen {
             let off = (got - want).abs() / want;
