@@ -80,6 +80,19 @@ fn traced(mut comm: Communicator) -> Communicator {
     comm
 }
 
+impl Local {
+    /// Refuses a source that is no rank of the job.
+    fn check_source(&self, src: usize) -> Result<()> {
+        match src < self.size() {
+            true => Ok(()),
+            false => Err(Error::RankOutOfRange {
+                rank: src,
+                size: self.size(),
+            }),
+        }
+    }
+}
+
 impl Transport for Local {
     fn rank(&self) -> usize {
         self.rank
@@ -108,13 +121,13 @@ impl Transport for Local {
     }
 
     fn recv(&mut self, src: usize, tag: Tag) -> Result<Bytes> {
-        if src >= self.size() {
-            return Err(Error::RankOutOfRange {
-                rank: src,
-                size: self.size(),
-            });
-        }
+        self.check_source(src)?;
         self.mailbox.recv(src, tag)
+    }
+
+    fn try_recv(&mut self, src: usize, tag: Tag) -> Result<Option<Bytes>> {
+        self.check_source(src)?;
+        self.mailbox.try_recv(src, tag)
     }
 
     fn kind(&self) -> &'static str {

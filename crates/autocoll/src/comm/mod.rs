@@ -108,6 +108,9 @@ pub trait Transport: Send {
     fn send(&mut self, dest: usize, tag: Tag, data: Bytes) -> Result<()>;
     /// Waits for the next message from `src` with `tag`.
     fn recv(&mut self, src: usize, tag: Tag) -> Result<Bytes>;
+    /// The next message from `src` with `tag` if it has arrived; never
+    /// waits (the balancer's rank 0 drains its reports with it).
+    fn try_recv(&mut self, src: usize, tag: Tag) -> Result<Option<Bytes>>;
     /// A short name: `local`, `tcp`, `mpi`.
     fn kind(&self) -> &'static str;
     /// True when every rank reads the same monotonic clock (one host).

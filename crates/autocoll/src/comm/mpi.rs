@@ -413,6 +413,12 @@ impl Transport for Mpi {
         found.ok_or_else(|| self.mailbox.timed_out(src, &tag))
     }
 
+    fn try_recv(&mut self, src: usize, tag: Tag) -> Result<Option<Bytes>> {
+        self.check_rank(src)?;
+        self.pump()?;
+        self.mailbox.try_recv(src, tag)
+    }
+
     /// MPI moves a long (rendezvous) message only while both ends are
     /// inside MPI calls; without this, a broadcast's root that went on to
     /// compute (or to sleep until a benchmark's next start) stalled the
