@@ -20,6 +20,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 pub use communicator::Communicator;
+pub(crate) use communicator::RankTable;
 pub use mailbox::{Incoming, Mailbox};
 
 use crate::error::Result;

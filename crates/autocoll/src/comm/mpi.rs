@@ -97,6 +97,7 @@ pub fn world_with_library() -> Result<(Communicator, Library)> {
     };
     let mut comm = Communicator::new(Box::new(transport));
     crate::trace::from_env(&mut comm)?;
+    crate::balance::from_env(&mut comm)?;
     Ok((comm, library))
 }
 
