@@ -11,7 +11,8 @@
 //!
 //! - each rank compares its wait with the one it last reported and, when it
 //!   changed by more than the thresholds, sends the new one to rank 0 (a
-//!   small message on a reserved tag that never blocks, after the call);
+//!   small message on a reserved tag that never blocks, after the period's
+//!   last call: at most one per rank and period);
 //! - every N-th balanced call of a collective, before it, rank 0 drains the
 //!   reports (`Transport::try_recv`), decides one change (the
 //!   [`rules`](self)), and one small binomial broadcast carries it and the

@@ -3,7 +3,7 @@
 //! the protocol moves the reports and the decisions, the tests drive it
 //! with simulated waits.
 
-use super::rules::{Change, Kind, Limits, Reporter, Rules, Situation};
+use super::rules::{Change, Kind, Limits, Pace, Reporter, Rules, Situation};
 use super::{check_table, Params, Status};
 use crate::comm::RankTable;
 use crate::error::{Error, Result};
@@ -65,6 +65,11 @@ pub(crate) struct OpState {
     active: bool,
     limits: Limits,
     reporter: Reporter,
+    /// The latest summary that moved enough, not sent yet: a rank sends
+    /// at most one report per period, after its last call, since rank 0
+    /// reads only the latest at the decision (a message per call that
+    /// moved would cost a send each time on a noisy machine).
+    pending: Option<u64>,
     /// The root whose calls' waits count (a wait depends on the root's
     /// tree); `None` until rank 0 has seen a period: every root's.
     focus: Option<usize>,
@@ -101,6 +106,7 @@ impl OpState {
             active: size >= 3,
             limits,
             reporter: Reporter::default(),
+            pending: None,
             focus: None,
             rules: (rank == 0).then(|| Rules::new(size, params.mode, limits)),
             shape: None,
@@ -146,9 +152,10 @@ impl OpState {
             _ => None,
         };
         let decision = rules.decide(at.as_ref())?;
-        let period = match decision.settled {
-            true => self.period.saturating_mul(2).min(params.max_period),
-            false => params.period,
+        let period = match decision.pace {
+            Pace::Longer => self.period.saturating_mul(2).min(params.max_period),
+            Pace::Same => self.period,
+            Pace::Base => params.period,
         };
         Ok(Message {
             kind: decision.kind,
@@ -196,6 +203,7 @@ impl OpState {
         self.decisions += 1;
         // Below 4 calls a period would lose too many of its calls.
         self.reporter.restart(msg.period >= 4);
+        self.pending = None;
         if msg.focus != self.focus {
             // Rank 0 forgot what it heard about the other root.
             self.reporter.forget();
@@ -205,25 +213,31 @@ impl OpState {
     }
 
     /// After a balanced call of `shape` from `root` in which this rank
-    /// waited `wait` ns: the wait to report to rank 0, if it moved enough
-    /// (rank 0 hears its own at once).
+    /// waited `wait` ns: at the period's last call, the wait to report to
+    /// rank 0, the latest summary of the period that moved enough (rank 0
+    /// hears its own at once).
     pub fn called(&mut self, wait: u64, shape: &Shape, root: usize) -> Option<u64> {
         self.calls += 1;
         self.until = self.until.saturating_sub(1);
         if !self.active {
             return None;
         }
+        let focused = self.focus.is_none_or(|f| f == root);
         if self.rules.is_some() {
             self.roots.add(root);
-            let focused = self.focus.is_none_or(|f| f == root);
             if focused && self.shape.as_ref() != Some(shape) {
                 self.shape = Some(shape.clone());
             }
         }
-        if self.focus.is_some_and(|f| f != root) {
+        if focused {
+            if let Some(report) = self.reporter.add(wait, &self.limits) {
+                self.pending = Some(report);
+            }
+        }
+        if self.until > 0 {
             return None;
         }
-        let report = self.reporter.add(wait, &self.limits)?;
+        let report = self.pending.take()?;
         match &mut self.rules {
             Some(rules) => {
                 rules.hear(0, report);

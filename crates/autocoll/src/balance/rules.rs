@@ -157,16 +157,30 @@ pub(crate) struct Decision {
     pub kind: Kind,
     /// The change.
     pub change: Change,
-    /// Nothing to do and nothing moved: the next period may be longer.
-    pub settled: bool,
+    /// How long the next period is.
+    pub pace: Pace,
+}
+
+/// The next period's length against the one in force.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pace {
+    /// Nothing to do and nothing moved: twice as long (up to the longest).
+    Longer,
+    /// A late rank seen once, not yet confirmed: as long. On a busy
+    /// machine noise shows one every few periods; going back to the base
+    /// period for each would cost a decision message every N calls.
+    Same,
+    /// A change, a trial to judge, or a total wait that rose: the base
+    /// period N.
+    Base,
 }
 
 impl Decision {
-    fn keep(settled: bool) -> Decision {
+    fn keep(pace: Pace) -> Decision {
         Decision {
             kind: Kind::Keep,
             change: Change::Keep,
-            settled,
+            pace,
         }
     }
 }
@@ -215,8 +229,16 @@ pub(crate) struct Rules {
     /// late when it was at two in a row, so that one period's noise does
     /// not start a trial.
     late_before: Vec<bool>,
-    /// The total wait of the last period without a trial.
+    /// The total wait of the last period without a trial (while a rise
+    /// waits for confirmation, the one before the rise).
     baseline: Option<u64>,
+    /// The total rose above the baseline at the last decision: a second
+    /// rise in a row means the loads moved.
+    rising: bool,
+    /// How much the total moves from one quiet period to the next, as
+    /// measured (a running mean of the differences, ns): on a busy
+    /// machine far more than the reports' thresholds say.
+    spread: u64,
     /// A table an earlier run learned, applied at the first decision.
     restore: Option<Vec<usize>>,
 }
@@ -233,6 +255,8 @@ impl Rules {
             sorted: false,
             late_before: vec![false; size],
             baseline: None,
+            rising: false,
+            spread: 0,
             restore: None,
         }
     }
@@ -249,6 +273,8 @@ impl Rules {
         self.heard.fill(None);
         self.trial = None;
         self.baseline = None;
+        self.rising = false;
+        self.spread = 0;
         self.late_before.fill(false);
     }
 
@@ -266,7 +292,9 @@ impl Rules {
 
     /// How much two totals of the view may differ with nothing changed:
     /// each rank's report may be off by its margin, independently, and
-    /// two totals are compared (twice the root of the summed squares).
+    /// two totals are compared (twice the root of the summed squares);
+    /// or twice what the totals of quiet periods were seen to move by,
+    /// if more.
     fn noise(&self) -> u64 {
         let squares: f64 = self
             .heard
@@ -274,7 +302,14 @@ impl Rules {
             .map(|w| self.limits.margin(w.unwrap_or(0)) as f64)
             .map(|m| m * m)
             .sum();
-        2 * squares.sqrt() as u64
+        (2 * squares.sqrt() as u64).max(2 * self.spread)
+    }
+
+    /// Files how far a quiet period's total lay from the one before
+    /// (capped at half of it: a moved load is not noise).
+    fn observe_spread(&mut self, before: u64, total: u64) {
+        let moved = total.abs_diff(before).min(before / 2);
+        self.spread = (3 * self.spread + moved) / 4;
     }
 
     /// The decision of a period's end, about `at` (`None` before the first
@@ -285,26 +320,34 @@ impl Rules {
             return Ok(Decision {
                 kind: Kind::Restore,
                 change: Change::Table(table),
-                settled: false,
+                pace: Pace::Base,
             });
         }
         let (Some(at), Some(total)) = (at, self.total()) else {
-            return Ok(Decision::keep(false));
+            return Ok(Decision::keep(Pace::Base));
         };
         if let Some(trial) = self.trial.take() {
             return Ok(self.judge(trial, total));
         }
-        // A total wait that rose without a change of ours: the loads moved,
-        // and what did not pay before may pay now.
+        // A total wait that rose without a change of ours, at two
+        // decisions in a row: the loads moved, and what did not pay before
+        // may pay now. (One rise is as often a busy moment of the machine.)
         let noise = self.noise();
-        let moved = self
+        let above = self
             .baseline
             .is_some_and(|b| total > b + noise.max((self.limits.relative * b as f64) as u64));
+        let moved = above && self.rising;
+        self.rising = above && !moved;
         if moved {
             self.frozen.fill(false);
             self.sorted = false;
         }
-        self.baseline = Some(total);
+        if let Some(b) = self.baseline {
+            self.observe_spread(b, total);
+        }
+        if !self.rising {
+            self.baseline = Some(total);
+        }
         let waits = self.waits();
         let tree = at.tree(at.table)?;
         let seen = lateness(&tree, &waits, &self.limits);
@@ -324,7 +367,12 @@ impl Rules {
                 Mode::Swap => (0..seen.len()).any(|r| seen[r] > 0 && !self.frozen[r]),
                 Mode::Sort => !self.sorted && seen.iter().any(|&l| l > 0),
             };
-            return Ok(Decision::keep(!moved && !open));
+            let pace = match (above || moved, open) {
+                (true, _) => Pace::Base,
+                (false, true) => Pace::Same,
+                (false, false) => Pace::Longer,
+            };
+            return Ok(Decision::keep(pace));
         };
         self.trial = Some(Trial {
             before: total,
@@ -333,7 +381,7 @@ impl Rules {
         Ok(Decision {
             kind: Kind::Trial,
             change,
-            settled: false,
+            pace: Pace::Base,
         })
     }
 
@@ -346,7 +394,7 @@ impl Rules {
             // A sort is made from waits its own order no longer shows; sorting
             // again on the waits it caused would undo it.
             self.sorted |= trial.late.is_none();
-            return Decision::keep(false);
+            return Decision::keep(Pace::Base);
         }
         match trial.late {
             Some(late) => self.frozen[late] = true,
@@ -356,7 +404,7 @@ impl Rules {
         Decision {
             kind: Kind::Revert,
             change: trial.undo,
-            settled: false,
+            pace: Pace::Base,
         }
     }
 

@@ -452,9 +452,9 @@ fn nothing_is_tried_before_every_rank_reported_and_a_late_rank_was_seen_twice() 
     let late = [0, 0, 5_000_000, 6_000_000];
     assert_eq!(
         chain.decide([Some(0), Some(0), Some(5_000_000), None]),
-        Decision::keep(false)
+        Decision::keep(Pace::Base)
     );
-    assert_eq!(chain.heard(late), Decision::keep(false), "seen once");
+    assert_eq!(chain.heard(late), Decision::keep(Pace::Same), "seen once");
     let d = chain.heard(late);
     assert_eq!((d.kind, d.change), (Kind::Trial, Change::Swap(1, 3)));
 }
@@ -464,7 +464,10 @@ fn a_trial_is_kept_when_it_pays_and_undone_and_frozen_when_not() {
     let mut chain = Chain4::new();
     chain.heard([0, 0, 900_000, 950_000]);
     assert_eq!(chain.heard([0, 0, 900_000, 950_000]).kind, Kind::Trial);
-    assert_eq!(chain.heard([0, 10_000, 20_000, 0]), Decision::keep(false));
+    assert_eq!(
+        chain.heard([0, 10_000, 20_000, 0]),
+        Decision::keep(Pace::Base)
+    );
 
     let mut chain = Chain4::new();
     chain.heard([0, 0, 200_000, 220_000]);
@@ -474,8 +477,33 @@ fn a_trial_is_kept_when_it_pays_and_undone_and_frozen_when_not() {
     let undo = chain.heard([0, 5_000, 180_000, 190_000]);
     assert_eq!((undo.kind, undo.change), (Kind::Revert, Change::Swap(1, 3)));
     // Rank 1 is frozen: the next late rank is rank 2, once seen twice.
-    assert_eq!(chain.heard([0, 0, 0, 220_000]), Decision::keep(false));
+    assert_eq!(chain.heard([0, 0, 0, 220_000]), Decision::keep(Pace::Same));
     assert_eq!(chain.heard([0, 0, 0, 220_000]).change, Change::Swap(2, 3));
+}
+
+/// One busy period (the total wait jumps, then comes back) does not lift
+/// a freeze; a total that stays up, two decisions in a row, does.
+#[test]
+fn a_frozen_trial_waits_for_the_loads_to_move_not_for_one_busy_period() {
+    let mut chain = Chain4::new();
+    let usual = [0, 0, 200_000, 220_000];
+    let busy = [0, 0, 400_000, 420_000];
+    chain.heard(usual);
+    assert_eq!(chain.heard(usual).change, Change::Swap(1, 3));
+    assert_eq!(chain.heard([0, 5_000, 180_000, 190_000]).kind, Kind::Revert);
+    assert_eq!(chain.heard(usual).change, Change::Keep, "rank 1 frozen");
+    let spike = chain.heard(busy);
+    assert_eq!((spike.change, spike.pace), (Change::Keep, Pace::Base));
+    for _ in 0..3 {
+        assert_eq!(chain.heard(usual).change, Change::Keep, "still frozen");
+    }
+    assert_eq!(chain.heard(busy).change, Change::Keep, "one rise");
+    let d = chain.heard(busy);
+    assert_eq!(
+        (d.kind, d.change),
+        (Kind::Trial, Change::Swap(1, 3)),
+        "risen twice: tried again"
+    );
 }
 
 #[test]
