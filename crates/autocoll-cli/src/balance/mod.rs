@@ -155,7 +155,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         return run::as_rank(&setup);
     }
     eprintln!(
-        "autocoll balance: {} calls × {} series of {} on {} ranks, {}, load {}",
+        "autocoll balance: {} calls × {} series of {} on {} ranks, {} per call, load {}",
         setup.calls,
         setup.modes.len() + 1,
         setup.imp,
