@@ -359,14 +359,20 @@ pub fn adapt_svg(names: &[String], fixed: &[Vec<f64>], lottery: &[f64]) -> Resul
     Ok(text)
 }
 
-/// `balance --plot`: each series' per-call span (the identity table in
-/// black), a circle where a balancer changed its table, and a dashed line
-/// at the call the load moved at.
+/// `balance --plot`: each series' time inside the broadcast per call,
+/// summed over the ranks (the paper's measure; the span is the loaded
+/// rank's work whatever the table), as the running median of
+/// [`BALANCE_SMOOTH`] calls (one call's time on a shared machine jumps
+/// by several times); the identity table in black, a circle where a
+/// balancer changed its table, a dashed line at the call the load moved
+/// at.
 pub fn balance_svg(r: &crate::balance::Report) -> Result<String, String> {
-    let all = r
+    let smooth: Vec<Vec<f64>> = r
         .series
         .iter()
-        .flat_map(|s| s.span_s.iter().map(|t| t * 1e6));
+        .map(|s| running_median(&s.inside_s, BALANCE_SMOOTH))
+        .collect();
+    let all = smooth.iter().flatten().map(|t| t * 1e6);
     let (y_lo, y_hi) = bounds(all);
     let (y_lo, y_hi) = (y_lo * 0.8, y_hi * 1.25);
     let calls = r.calls.max(2) as f64;
@@ -378,7 +384,7 @@ pub fn balance_svg(r: &crate::balance::Report) -> Result<String, String> {
             Some(l) => format!("{:.0} µs of work on rank {}", l.work_s * 1e6, l.rank),
             None => "no load".into(),
         };
-        let title = format!("{} on {} ranks, {load}: time per call", r.imp, r.ranks);
+        let title = format!("{} on {} ranks, {load}", r.imp, r.ranks);
         let mut chart = ChartBuilder::on(&area)
             .caption(title, ("sans-serif", 20))
             .margin(15)
@@ -389,21 +395,20 @@ pub fn balance_svg(r: &crate::balance::Report) -> Result<String, String> {
         chart
             .configure_mesh()
             .x_desc("call")
-            .y_desc("span (µs)")
+            .y_desc(format!(
+                "time inside, summed over ranks (µs, median of {BALANCE_SMOOTH} calls)"
+            ))
+            .y_label_formatter(&|y| format!("{y:.0}"))
             .draw()
             .map_err(|e| e.to_string())?;
-        for (i, s) in r.series.iter().enumerate() {
+        for (i, (s, ys)) in r.series.iter().zip(&smooth).enumerate() {
             let colour = match i {
                 0 => BLACK,
                 i => PALETTE[(i - 1) % PALETTE.len()],
             };
-            let points = s
-                .span_s
-                .iter()
-                .enumerate()
-                .map(|(k, t)| (k as f64, t * 1e6));
+            let points = ys.iter().enumerate().map(|(k, t)| (k as f64, t * 1e6));
             chart
-                .draw_series(LineSeries::new(points, colour.stroke_width(1)))
+                .draw_series(LineSeries::new(points, colour.stroke_width(2)))
                 .map_err(|e| e.to_string())?
                 .label(format!("{} ({} table changes)", s.name, s.changes))
                 .legend(move |(x, y)| {
@@ -412,7 +417,7 @@ pub fn balance_svg(r: &crate::balance::Report) -> Result<String, String> {
             let marks = s
                 .changes_at
                 .iter()
-                .map(|&k| Circle::new((k as f64, s.span_s[k] * 1e6), 4, colour.filled()));
+                .map(|&k| Circle::new((k as f64, ys[k] * 1e6), 4, colour.filled()));
             chart.draw_series(marks).map_err(|e| e.to_string())?;
         }
         if let Some(m) = &r.load_moves {
@@ -432,4 +437,19 @@ pub fn balance_svg(r: &crate::balance::Report) -> Result<String, String> {
         area.present().map_err(|e| e.to_string())?;
     }
     Ok(text)
+}
+
+/// The calls a point of `balance --plot` is the median of.
+const BALANCE_SMOOTH: usize = 9;
+
+/// The median of each window of `width` values centred on each value
+/// (narrower at the ends).
+fn running_median(xs: &[f64], width: usize) -> Vec<f64> {
+    let half = width / 2;
+    (0..xs.len())
+        .map(|i| {
+            let window = &xs[i.saturating_sub(half)..(i + half + 1).min(xs.len())];
+            autocoll::measure::stats::median(window)
+        })
+        .collect()
 }
