@@ -77,6 +77,29 @@ pub(crate) struct AfterMove {
     pub reduction: f64,
     pub changes: usize,
     pub last_change_periods: f64,
+    pub gain_before: f64,
+    pub back_after_periods: Option<f64>,
+}
+
+/// How much of the gain before the move counts as having it back: the
+/// windows compared hold 2N calls each, whose medians move by ~10% on a
+/// shared machine.
+const BACK_SHARE: f64 = 0.9;
+
+/// The gain of `series` over `identity` in the second half of the calls
+/// before `at` (the first half holds the learning), and how many periods
+/// of `period` calls after `at` the first window of 2 periods starts
+/// whose median time is that gain (×[`BACK_SHARE`]) below identity's
+/// median in the same window; `None` if none is.
+fn gain_back(series: &[f64], identity: &[f64], at: usize, period: usize) -> (f64, Option<f64>) {
+    let sum = |xs: &[f64]| xs.iter().sum::<f64>();
+    let gain = 1.0 - sum(&series[at / 2..at]) / sum(&identity[at / 2..at]);
+    let width = 2 * period;
+    let back = (at..series.len().saturating_sub(width)).find(|&c| {
+        let window = c..c + width;
+        1.0 - median(&series[window.clone()]) / median(&identity[window]) >= BACK_SHARE * gain
+    });
+    (gain, back.map(|c| (c - at) as f64 / period as f64))
 }
 
 /// The report of `trace`, a run of `setup` on `transport`.
@@ -96,6 +119,8 @@ pub(super) fn analyse(setup: &Setup, transport: &str, trace: &Trace) -> Report {
             let after_move = setup.moves.zip(moved_identity).map(|((at, _), base)| {
                 let total = sum(&t.inside_s[at..]);
                 let later: Vec<usize> = t.changes_at.iter().copied().filter(|&k| k >= at).collect();
+                let identity = &trace.series[0].inside_s;
+                let (gain_before, back) = gain_back(&t.inside_s, identity, at, period as usize);
                 AfterMove {
                     total_s: total,
                     reduction: 1.0 - total / base,
@@ -103,6 +128,8 @@ pub(super) fn analyse(setup: &Setup, transport: &str, trace: &Trace) -> Report {
                     last_change_periods: later
                         .last()
                         .map_or(0.0, |&k| (k - at) as f64 / f64::from(period)),
+                    gain_before,
+                    back_after_periods: back,
                 }
             });
             let status = t.status.as_ref();
@@ -182,13 +209,18 @@ pub(super) fn print(r: &Report) {
     );
     for s in &r.series {
         if let Some(a) = &s.after_move {
+            let back = match a.back_after_periods {
+                Some(p) => format!("{p:.1}"),
+                None => "never".into(),
+            };
             say!(
-                "{:<9} {:>14.6} {:>11.1}%  {} changes, the last {:.1} periods after the move",
+                "{:<9} {:>14.6} {:>11.1}%  {} changes, the last {:.1} periods after the move; gain before {:.1}%, back after {back} periods",
                 s.name,
                 a.total_s,
                 -100.0 * a.reduction,
                 a.changes,
-                a.last_change_periods
+                a.last_change_periods,
+                100.0 * a.gain_before,
             );
         }
     }
