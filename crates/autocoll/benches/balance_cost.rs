@@ -16,9 +16,12 @@
 use std::time::{Duration, Instant};
 
 use autocoll::balance::Params;
-use autocoll::comm::tcp::{setup, wire::Token, Config, Tcp};
 use autocoll::measure::stats::median;
 use autocoll::{local, Collective, Communicator, Implementation};
+
+#[path = "../tests/support/tcp_threads.rs"]
+mod tcp_threads;
+use tcp_threads::over_tcp;
 
 const RANKS: usize = 8;
 const ROUNDS: usize = 21;
@@ -68,34 +71,6 @@ fn blocks(mut comm: Communicator, bytes: usize, calls: usize) -> Blocks {
     (comm.rank() == 0).then_some((off, on, said))
 }
 
-/// Runs `body` on the ranks of a tcp job whose ranks are threads.
-fn over_tcp<R: Send>(n: usize, body: impl Fn(Communicator) -> R + Sync) -> Vec<R> {
-    let token = Token::random().unwrap();
-    let mut zero = Config::local(0, n, "127.0.0.1:0".into(), token);
-    zero.timeout = Duration::from_secs(60);
-    let listener = setup::bind(&zero).unwrap();
-    zero.root = listener.local_addr().unwrap().to_string();
-    let mut listener = Some(listener);
-    let body = &body;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..n)
-            .map(|rank| {
-                let mut config = zero.clone();
-                config.rank = rank;
-                let listener = if rank == 0 { listener.take() } else { None };
-                s.spawn(move || {
-                    let tcp = match listener {
-                        Some(l) => Tcp::connect_on(&config, l),
-                        None => Tcp::connect(&config),
-                    };
-                    body(Communicator::new(Box::new(tcp.unwrap())))
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    })
-}
-
 fn report(name: &str, bytes: usize, found: Vec<Blocks>) {
     let (off, on, said) = found.into_iter().flatten().next().expect("rank 0's blocks");
     let ratios: Vec<f64> = on.iter().zip(&off).map(|(a, b)| a / b).collect();
@@ -124,7 +99,9 @@ fn main() {
     for (bytes, calls) in [(8, 2000), (64 * 1024, 200)] {
         let found = local::run(RANKS, |comm| blocks(comm, bytes, calls));
         report("local threads", bytes, found);
-        let found = over_tcp(RANKS, |comm| blocks(comm, bytes, calls));
+        let found = over_tcp(RANKS, Duration::from_secs(60), |comm| {
+            blocks(comm, bytes, calls)
+        });
         report("tcp (threads)", bytes, found);
     }
 }

@@ -8,10 +8,13 @@ use std::time::Duration;
 
 use autocoll::balance::{Mode, Params, Status};
 use autocoll::check::{self, Case};
-use autocoll::comm::tcp::{setup, wire::Token, Config, Tcp};
 use autocoll::select::lottery::{Key, Pool};
 use autocoll::select::state::{Fingerprint, Store, TableEntry};
 use autocoll::{local, Collective, Communicator, Implementation, Shape, Tree};
+
+#[path = "support/tcp_threads.rs"]
+mod tcp_threads;
+use tcp_threads::over_tcp;
 
 /// How late the late rank comes: far above the thresholds.
 const LATE: Duration = Duration::from_millis(3);
@@ -107,38 +110,12 @@ fn issue17_all_ranks_change_the_table_at_the_same_call_and_results_stay_right() 
     }
 }
 
-/// Runs `body` on every rank of a tcp job whose ranks are threads.
-fn over_tcp<R: Send>(n: usize, body: impl Fn(Communicator) -> R + Sync) -> Vec<R> {
-    let token = Token::random().unwrap();
-    let mut zero = Config::local(0, n, "127.0.0.1:0".into(), token);
-    zero.timeout = Duration::from_secs(20);
-    let listener = setup::bind(&zero).unwrap();
-    zero.root = listener.local_addr().unwrap().to_string();
-    let mut listener = Some(listener);
-    let body = &body;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..n)
-            .map(|rank| {
-                let mut config = zero.clone();
-                config.rank = rank;
-                let listener = if rank == 0 { listener.take() } else { None };
-                s.spawn(move || {
-                    let tcp = match listener {
-                        Some(l) => Tcp::connect_on(&config, l),
-                        None => Tcp::connect(&config),
-                    };
-                    body(Communicator::new(Box::new(tcp.unwrap())))
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    })
-}
-
 #[test]
 fn issue17_over_tcp_the_reports_arrive_and_the_ranks_agree() {
     let late = first_receiver(6);
-    let seen = over_tcp(6, |mut comm| run_balanced(&mut comm, late, 60, Mode::Swap));
+    let seen = over_tcp(6, Duration::from_secs(20), |mut comm| {
+        run_balanced(&mut comm, late, 60, Mode::Swap)
+    });
     check_agreement(&seen, late);
 }
 
