@@ -3,7 +3,7 @@
 //! A [`Recorder`] (an [`crate::observe::Observer`]) keeps each call's
 //! header and its stage events in a buffer sized up front, dropping the
 //! oldest calls when it is full; each rank writes its own file
-//! ([`format`], `DIR/rank-NNNNN.trace`) on demand and when its
+//! ([`format`](mod@format), `DIR/rank-NNNNN.trace`) on demand and when its
 //! communicator is dropped. A recording starts with
 //! [`crate::Communicator::trace`], with `AUTOCOLL_TRACE=DIR` for programs
 //! built on [`crate::init`] or [`crate::local::run`], or with `--trace DIR`
