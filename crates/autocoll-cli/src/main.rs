@@ -9,6 +9,7 @@
 mod adapt;
 mod analyze;
 mod args;
+mod balance;
 mod baseline;
 mod bench;
 mod check;
@@ -51,6 +52,9 @@ enum Command {
     Tune(tune::Args),
     /// Run the lottery against every fixed candidate (the paper's Figure 7/8).
     Adapt(adapt::Args),
+    /// The balancer against the identity table under a late rank (Soga et
+    /// al.'s experiment).
+    Balance(balance::Args),
     /// autocoll against the MPI library on an emulated cluster: one report.
     Compare(compare::Args),
     /// What happened inside the collectives of a traced run: tree nodes,
@@ -82,6 +86,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::Tune(a) => tune::run(a),
         Command::Adapt(a) => adapt::run(a),
+        Command::Balance(a) => balance::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Analyze(a) => analyze::run(a),
     };

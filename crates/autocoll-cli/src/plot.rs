@@ -358,3 +358,98 @@ pub fn adapt_svg(names: &[String], fixed: &[Vec<f64>], lottery: &[f64]) -> Resul
     }
     Ok(text)
 }
+
+/// `balance --plot`: each series' time inside the broadcast per call,
+/// summed over the ranks (the paper's measure; the span is the loaded
+/// rank's work whatever the table), as the running median of
+/// [`BALANCE_SMOOTH`] calls (one call's time on a shared machine jumps
+/// by several times); the identity table in black, a circle where a
+/// balancer changed its table, a dashed line at the call the load moved
+/// at.
+pub fn balance_svg(r: &crate::balance::Report) -> Result<String, String> {
+    let smooth: Vec<Vec<f64>> = r
+        .series
+        .iter()
+        .map(|s| running_median(&s.inside_s, BALANCE_SMOOTH))
+        .collect();
+    let all = smooth.iter().flatten().map(|t| t * 1e6);
+    let (y_lo, y_hi) = bounds(all);
+    let (y_lo, y_hi) = (y_lo * 0.8, y_hi * 1.25);
+    let calls = r.calls.max(2) as f64;
+    let mut text = String::new();
+    {
+        let area = SVGBackend::with_string(&mut text, (1000, 600)).into_drawing_area();
+        area.fill(&WHITE).map_err(|e| e.to_string())?;
+        let load = match &r.load {
+            Some(l) => format!("{:.0} µs of work on rank {}", l.work_s * 1e6, l.rank),
+            None => "no load".into(),
+        };
+        let title = format!("{} on {} ranks, {load}", r.imp, r.ranks);
+        let mut chart = ChartBuilder::on(&area)
+            .caption(title, ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..calls, (y_lo..y_hi).log_scale())
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .x_desc("call")
+            .y_desc(format!(
+                "time inside, summed over ranks (µs, median of {BALANCE_SMOOTH} calls)"
+            ))
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (i, (s, ys)) in r.series.iter().zip(&smooth).enumerate() {
+            let colour = match i {
+                0 => BLACK,
+                i => PALETTE[(i - 1) % PALETTE.len()],
+            };
+            let points = ys.iter().enumerate().map(|(k, t)| (k as f64, t * 1e6));
+            chart
+                .draw_series(LineSeries::new(points, colour.stroke_width(2)))
+                .map_err(|e| e.to_string())?
+                .label(format!("{} ({} table changes)", s.name, s.changes))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(2))
+                });
+            let marks = s
+                .changes_at
+                .iter()
+                .map(|&k| Circle::new((k as f64, ys[k] * 1e6), 4, colour.filled()));
+            chart.draw_series(marks).map_err(|e| e.to_string())?;
+        }
+        if let Some(m) = &r.load_moves {
+            let x = m.call as f64;
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(x, y_lo), (x, y_hi)],
+                    8,
+                    6,
+                    BLACK.stroke_width(1),
+                ))
+                .map_err(|e| e.to_string())?
+                .label(format!("the load moves to rank {}", m.rank))
+                .legend(|(x, y)| DashedPathElement::new(vec![(x, y), (x + 24, y)], 4, 3, BLACK));
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        area.present().map_err(|e| e.to_string())?;
+    }
+    Ok(text)
+}
+
+/// The calls a point of `balance --plot` is the median of.
+const BALANCE_SMOOTH: usize = 9;
+
+/// The median of each window of `width` values centred on each value
+/// (narrower at the ends).
+fn running_median(xs: &[f64], width: usize) -> Vec<f64> {
+    let half = width / 2;
+    (0..xs.len())
+        .map(|i| {
+            let window = &xs[i.saturating_sub(half)..(i + half + 1).min(xs.len())];
+            autocoll::measure::stats::median(window)
+        })
+        .collect()
+}

@@ -39,9 +39,42 @@ pub fn clock_id() -> [u8; 16] {
     id
 }
 
+/// A duration as the command line and `AUTOCOLL_*` variables write it: a
+/// whole number with its unit, `ns`, `us` (or `µs`), `ms` or `s`: `200us`,
+/// `2ms`. The error says what is wrong with `text`.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a whole number with ns, us, ms or s"))?;
+    match unit {
+        "ns" => Ok(std::time::Duration::from_nanos(n)),
+        "us" | "µs" => Ok(std::time::Duration::from_micros(n)),
+        "ms" => Ok(std::time::Duration::from_millis(n)),
+        "s" => Ok(std::time::Duration::from_secs(n)),
+        _ => Err(format!("`{text}` needs a unit: ns, us, ms or s")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_take_a_unit() {
+        use std::time::Duration;
+        assert_eq!(parse_duration("200us"), Ok(Duration::from_micros(200)));
+        assert_eq!(parse_duration("2ms"), Ok(Duration::from_millis(2)));
+        assert_eq!(parse_duration("7ns"), Ok(Duration::from_nanos(7)));
+        assert!(parse_duration("20").unwrap_err().contains("needs a unit"));
+        assert!(parse_duration("us").unwrap_err().contains("whole number"));
+        assert!(parse_duration("1.5ms")
+            .unwrap_err()
+            .contains("needs a unit"));
+    }
 
     #[test]
     fn the_clock_id_is_stable_within_a_machine() {

@@ -13,6 +13,7 @@
 //! at no cost when absent.
 #![deny(missing_docs)]
 
+pub mod balance;
 pub mod check;
 pub mod clock;
 mod coll;
@@ -38,7 +39,8 @@ pub use tree::{Shape, Tree};
 /// `AUTOCOLL_*` variables `autocoll launch` sets give a `tcp` job; without
 /// them the process is a job of one rank (like an MPI singleton). With
 /// `AUTOCOLL_TRACE=DIR` set, every rank records a trace into DIR
-/// ([`Communicator::trace`]).
+/// ([`Communicator::trace`]); with `AUTOCOLL_BALANCE` set, the balancer is
+/// on ([`balance::from_env`]).
 pub fn init() -> Result<Communicator> {
     if let Some(config) = comm::tcp::Config::from_env()? {
         let tcp = comm::tcp::Tcp::connect(&config)?;
@@ -54,8 +56,10 @@ pub fn init() -> Result<Communicator> {
     traced(Communicator::new(Box::new(one)))
 }
 
-/// `comm`, recording if `AUTOCOLL_TRACE` asks for it.
+/// `comm`, recording if `AUTOCOLL_TRACE` asks for it and balancing if
+/// `AUTOCOLL_BALANCE` does.
 fn traced(mut comm: Communicator) -> Result<Communicator> {
     trace::from_env(&mut comm)?;
+    balance::from_env(&mut comm)?;
     Ok(comm)
 }

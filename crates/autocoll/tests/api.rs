@@ -237,6 +237,9 @@ impl Transport for Corrupting {
         bad[data.len() / 2] ^= 0x10;
         Ok(bad.into())
     }
+    fn try_recv(&mut self, src: usize, tag: Tag) -> autocoll::Result<Option<Bytes>> {
+        self.inner.try_recv(src, tag)
+    }
     fn kind(&self) -> &'static str {
         "corrupting"
     }

@@ -199,6 +199,13 @@ impl autocoll::Transport for TwoHosts {
     fn recv(&mut self, src: usize, tag: autocoll::comm::Tag) -> autocoll::Result<bytes::Bytes> {
         self.0.recv(src, tag)
     }
+    fn try_recv(
+        &mut self,
+        src: usize,
+        tag: autocoll::comm::Tag,
+    ) -> autocoll::Result<Option<bytes::Bytes>> {
+        self.0.try_recv(src, tag)
+    }
     fn kind(&self) -> &'static str {
         "two-hosts"
     }

@@ -90,19 +90,7 @@ pub(super) fn disturb_of(text: &str, ranks: usize) -> Result<Disturb, Failure> {
 
 /// `200us`, `2ms`, `1s`.
 fn duration_of(text: &str) -> Result<Duration, String> {
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (digits, unit) = text.split_at(split);
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("delay `{text}` is not a whole number with us, ms or s"))?;
-    match unit {
-        "us" => Ok(Duration::from_micros(n)),
-        "ms" => Ok(Duration::from_millis(n)),
-        "s" => Ok(Duration::from_secs(n)),
-        _ => Err(format!("delay `{text}` needs a unit: us, ms or s")),
-    }
+    autocoll::clock::parse_duration(text).map_err(|e| format!("delay {e}"))
 }
 
 /// Sleeps on every segment this rank receives, or after every segment it

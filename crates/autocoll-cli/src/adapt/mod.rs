@@ -48,7 +48,7 @@ mod disturb;
 mod log;
 mod replay;
 mod report;
-mod run;
+pub(crate) mod run;
 
 /// Arguments of `autocoll adapt`.
 #[derive(clap::Args)]

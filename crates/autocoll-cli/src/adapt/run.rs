@@ -164,11 +164,11 @@ fn rank_main(comm: &mut Communicator, s: &Setup) -> anyhow::Result<Option<Trace>
 }
 
 /// Random orders of the series of a round.
-struct Order(Rng);
+pub(crate) struct Order(pub(crate) Rng);
 
 impl Order {
     /// 0..n in a random order (Fisher–Yates).
-    fn shuffled(&mut self, n: usize) -> Vec<usize> {
+    pub(crate) fn shuffled(&mut self, n: usize) -> Vec<usize> {
         let mut v: Vec<usize> = (0..n).collect();
         for i in (1..n).rev() {
             let j = ((self.0.uniform() * (i + 1) as f64) as usize).min(i);
@@ -191,7 +191,7 @@ fn install_lottery(comm: &mut Communicator, s: &Setup) -> Arc<Mutex<Log>> {
 
 /// The barrier between timed calls; not the plain barrier, which would go
 /// through the lottery.
-pub(super) fn separating_barrier() -> Implementation {
+pub(crate) fn separating_barrier() -> Implementation {
     Implementation::new(Collective::Barrier, Algorithm::Dissemination, None)
         .expect("the dissemination barrier exists")
 }
@@ -204,6 +204,55 @@ fn agreed_spans(
     enter: &[u64],
     leave: &[u64],
 ) -> anyhow::Result<Option<Vec<f64>>> {
+    let Some(all) = gather_times(comm, enter, leave)? else {
+        return Ok(None);
+    };
+    let shared = comm.shared_clock();
+    Ok(Some(
+        (0..enter.len()).map(|i| all.span(i, shared)).collect(),
+    ))
+}
+
+/// Every rank's enter and leave times of every call, at rank 0.
+pub(crate) struct Times {
+    /// Per rank: the enter times of every call, then the leave times.
+    all: Vec<u64>,
+    calls: usize,
+}
+
+impl Times {
+    /// Each rank's (enter, leave) of call `i`.
+    pub(crate) fn of_call(&self, i: usize) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.all
+            .chunks(2 * self.calls)
+            .map(move |r| (r[i], r[self.calls + i]))
+    }
+
+    /// Call `i`'s time (s): max(leave) − min(enter) when the ranks share a
+    /// clock, else the longest rank's duration.
+    pub(crate) fn span(&self, i: usize, shared: bool) -> f64 {
+        let (mut lo, mut hi, mut longest) = (u64::MAX, 0u64, 0u64);
+        for (e, l) in self.of_call(i) {
+            lo = lo.min(e);
+            hi = hi.max(l);
+            longest = longest.max(l.saturating_sub(e));
+        }
+        let ns = if shared {
+            hi.saturating_sub(lo)
+        } else {
+            longest
+        };
+        ns as f64 * 1e-9
+    }
+}
+
+/// Brings every rank's `enter` and `leave` times to rank 0 (a flat
+/// gather, untimed); `None` on the other ranks.
+pub(crate) fn gather_times(
+    comm: &mut Communicator,
+    enter: &[u64],
+    leave: &[u64],
+) -> anyhow::Result<Option<Times>> {
     let n = enter.len();
     let size = comm.size();
     let mut mine = enter.to_vec();
@@ -215,27 +264,5 @@ fn agreed_spans(
     };
     let gather = Implementation::tree(Collective::Gather, Shape::Flat, None)?;
     comm.gather_with(&gather, &mine, &mut all, 0)?;
-    if comm.rank() != 0 {
-        return Ok(None);
-    }
-    let shared = comm.shared_clock();
-    let spans = (0..n)
-        .map(|i| {
-            let ranks = all.chunks(2 * n);
-            let (mut lo, mut hi, mut longest) = (u64::MAX, 0u64, 0u64);
-            for r in ranks {
-                let (e, l) = (r[i], r[n + i]);
-                lo = lo.min(e);
-                hi = hi.max(l);
-                longest = longest.max(l.saturating_sub(e));
-            }
-            let ns = if shared {
-                hi.saturating_sub(lo)
-            } else {
-                longest
-            };
-            ns as f64 * 1e-9
-        })
-        .collect();
-    Ok(Some(spans))
+    Ok((comm.rank() == 0).then_some(Times { all, calls: n }))
 }

@@ -136,7 +136,7 @@ pub(crate) enum Transport {
 }
 
 impl Transport {
-    pub(super) fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Transport::Local => "local",
             Transport::Tcp => "tcp",

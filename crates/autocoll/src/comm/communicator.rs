@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,6 +10,7 @@ use bytemuck::Pod;
 use bytes::Bytes;
 
 use super::{CallSig, Tag, Transport};
+use crate::balance::{self, Balancer};
 use crate::clock::now_ns;
 use crate::coll::op::{Element, Op};
 use crate::coll::{self, segment_bytes, Combine, Ctx};
@@ -29,8 +31,14 @@ use crate::tree::{Shape, Tree};
 pub struct Communicator {
     transport: Box<dyn Transport>,
     seq: u64,
-    trees: HashMap<(Shape, usize), Arc<Tree>>,
-    table: Option<Arc<[usize]>>,
+    /// Trees built, by (table version, shape, root).
+    trees: HashMap<(u64, Shape, usize), Arc<Tree>>,
+    /// Each collective's virtual-rank table; absent: the identity.
+    tables: HashMap<Collective, RankTable>,
+    /// Keeps the tables of the collectives it balances.
+    balancer: Option<Box<Balancer>>,
+    /// The lottery's state file, where a balancer keeps its tables too.
+    state: Option<Store>,
     /// Where the ranks run, or why the transport's reports make no layout
     /// (said when something needs it, not at creation, which cannot fail).
     layout: std::result::Result<Arc<Layout>, String>,
@@ -41,6 +49,30 @@ pub struct Communicator {
     added: Vec<Arc<dyn Observer>>,
     tracing: Option<Tracing>,
     selector: Box<dyn Selector>,
+}
+
+/// Trees kept at most; more are built again. A balancer's trial makes a
+/// new table every few calls, and tools swap balancers in and out.
+const MAX_TREES: usize = 64;
+
+/// A virtual-rank table with a number no other table has, so that the
+/// trees built from it can be kept by that number.
+#[derive(Clone, Debug)]
+pub(crate) struct RankTable {
+    /// Unique among the tables of the process (0: the identity, never made).
+    pub version: u64,
+    /// The ranks in the order they take the positions.
+    pub ranks: Arc<[usize]>,
+}
+
+impl RankTable {
+    pub(crate) fn new(ranks: Vec<usize>) -> RankTable {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        RankTable {
+            version: NEXT.fetch_add(1, Ordering::Relaxed),
+            ranks: ranks.into(),
+        }
+    }
 }
 
 /// The byte-level arguments of one call.
@@ -94,7 +126,9 @@ impl Communicator {
             transport,
             seq: 0,
             trees: HashMap::new(),
-            table: None,
+            tables: HashMap::new(),
+            balancer: None,
+            state: None,
             layout,
             observers: Vec::new(),
             user_observer: None,
@@ -284,31 +318,140 @@ impl Communicator {
         self.selector = selector;
     }
 
-    /// Sets the virtual-rank table (a permutation of the ranks: the order in
-    /// which they take the positions of every tree); `None` is the identity.
+    /// Sets the virtual-rank table of every collective (a permutation of
+    /// the ranks: the order in which they take the positions of every
+    /// tree); `None` is the identity. A balancer keeps its own tables for
+    /// the collectives it balances (they start from these when it is put
+    /// in).
     pub fn set_virtual_ranks(&mut self, table: Option<Vec<usize>>) -> Result<()> {
-        if let Some(t) = &table {
-            Tree::build(&Shape::Chain, self.size(), 0, Some(t))?;
+        self.tables.clear();
+        if let Some(t) = table {
+            let shared = self.checked_table(t)?;
+            for op in Collective::ALL {
+                self.tables.insert(op, shared.clone());
+            }
         }
-        self.table = table.map(Into::into);
-        self.trees.clear();
         Ok(())
     }
 
-    /// The tree of `shape` rooted at `root`, built once and cached. Only
-    /// `hier` reads the layout.
+    /// [`Self::set_virtual_ranks`] for `op` alone.
+    pub fn set_virtual_ranks_of(
+        &mut self,
+        op: Collective,
+        table: Option<Vec<usize>>,
+    ) -> Result<()> {
+        match table {
+            Some(t) => {
+                let table = self.checked_table(t)?;
+                self.tables.insert(op, table);
+            }
+            None => {
+                self.tables.remove(&op);
+            }
+        }
+        Ok(())
+    }
+
+    fn checked_table(&self, table: Vec<usize>) -> Result<RankTable> {
+        Tree::build(&Shape::Chain, self.size(), 0, Some(&table))?;
+        Ok(RankTable::new(table))
+    }
+
+    /// The virtual-rank table `op`'s trees are built with: the balancer's
+    /// when it balances `op`, else the one set; `None` for the identity.
+    pub fn virtual_ranks(&self, op: Collective) -> Option<&[usize]> {
+        self.rank_table(op).map(|t| &t.ranks[..])
+    }
+
+    fn rank_table(&self, op: Collective) -> Option<&RankTable> {
+        match &self.balancer {
+            Some(b) if b.balances(op) => b.rank_table(op),
+            _ => self.tables.get(&op),
+        }
+    }
+
+    /// The tree of `shape` rooted at `root` as a broadcast builds it
+    /// ([`Self::tree_of`] for `bcast`).
     pub fn tree(&mut self, shape: &Shape, root: usize) -> Result<Arc<Tree>> {
-        let key = (shape.clone(), root);
+        self.tree_of(Collective::Bcast, shape, root)
+    }
+
+    /// The tree of `shape` rooted at `root` with `op`'s virtual-rank table,
+    /// built once and cached. Only `hier` reads the layout.
+    pub fn tree_of(&mut self, op: Collective, shape: &Shape, root: usize) -> Result<Arc<Tree>> {
+        let table = self.rank_table(op).cloned();
+        let key = (table.as_ref().map_or(0, |t| t.version), shape.clone(), root);
         if let Some(tree) = self.trees.get(&key) {
             return Ok(tree.clone());
         }
-        let table = self.table.as_deref();
+        if self.trees.len() >= MAX_TREES {
+            self.trees.clear();
+        }
+        let ranks = table.as_ref().map(|t| &t.ranks[..]);
         let tree = Arc::new(match shape {
-            Shape::Hier(_) => Tree::build_in(shape, self.layout()?, root, table)?,
-            _ => Tree::build(shape, self.size(), root, table)?,
+            Shape::Hier(_) => Tree::build_in(shape, self.layout()?, root, ranks)?,
+            _ => Tree::build(shape, self.size(), root, ranks)?,
         });
         self.trees.insert(key, tree.clone());
         Ok(tree)
+    }
+
+    /// Balances the collectives `params` names with a new balancer (in
+    /// place of any before it): collective, every rank calls it with the
+    /// same parameters. Its tables start from the ones set; with the
+    /// lottery on ([`Self::use_lottery`]), from the ones its state file
+    /// keeps, and they are saved there.
+    pub fn use_balancer(&mut self, params: balance::Params) -> Result<()> {
+        let tables = |op| match self.tables.get(&op) {
+            Some(t) => t.ranks.to_vec(),
+            None => (0..self.size()).collect(),
+        };
+        let mut balancer = Balancer::new(params, self.rank(), self.size(), tables)?;
+        if let Some(store) = &self.state {
+            balancer.attach_store(store.clone());
+        }
+        self.put_balancer(balancer)?;
+        Ok(())
+    }
+
+    /// The balancer in use, if any.
+    pub fn balancer(&self) -> Option<&Balancer> {
+        self.balancer.as_deref()
+    }
+
+    /// Takes the balancer out: the collectives it balanced go back to the
+    /// tables set. Every rank must take it out at the same call.
+    pub fn take_balancer(&mut self) -> Option<Balancer> {
+        let balancer = self.balancer.take()?;
+        self.remove_observer(balancer.observer());
+        Some(*balancer)
+    }
+
+    /// Puts `balancer` in (made on this communicator and taken out with
+    /// [`Self::take_balancer`]), returning the one it replaces. Every rank
+    /// must put it in at the same call.
+    pub fn put_balancer(&mut self, balancer: Balancer) -> Result<Option<Balancer>> {
+        if balancer.size() != self.size() {
+            return Err(Error::Config(format!(
+                "a balancer made for {} ranks put in a communicator of {}",
+                balancer.size(),
+                self.size()
+            )));
+        }
+        let old = self.take_balancer();
+        self.add_observer(balancer.observer().clone());
+        self.balancer = Some(Box::new(balancer));
+        Ok(old)
+    }
+
+    /// Runs `f` with the balancer out: the library's own small collectives
+    /// (agreements, clock and decision messages) are neither balanced nor
+    /// counted.
+    pub(crate) fn unbalanced<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        let balancer = self.balancer.take();
+        let out = f(self);
+        self.balancer = balancer;
+        out
     }
 
     /// Sends a point-to-point message outside any collective.
@@ -338,15 +481,21 @@ impl Communicator {
     pub fn use_lottery(&mut self, state: impl Into<std::path::PathBuf>) {
         let fingerprint = Fingerprint::new(&self.hosts(), self.transport_kind());
         let store = Store::new(state, fingerprint, self.rank() == 0);
+        if let Some(balancer) = &mut self.balancer {
+            balancer.attach_store(store.clone());
+        }
+        self.state = Some(store.clone());
         let seed = crate::clock::now_ns();
         self.set_selector(Box::new(
             Lottery::new(Params::default(), seed).with_store(store),
         ));
     }
 
-    /// Saves what the selector has learned, if it keeps anything.
+    /// Saves what the selector has learned, if it keeps anything, and the
+    /// balancer's tables beside it.
     pub fn save_selector(&mut self) -> Result<()> {
-        self.selector.save()
+        self.selector.save()?;
+        self.balancer.as_ref().map_or(Ok(()), |b| b.save())
     }
 
     /// Broadcasts `buf` from `root` with the selector's choice.
@@ -523,9 +672,18 @@ impl Communicator {
                 size,
             });
         }
-        let tree = match &imp.algorithm {
-            Algorithm::Tree(shape) => Some(self.tree(shape, call.root)?),
+        let shape = match &imp.algorithm {
+            Algorithm::Tree(shape) => Some(shape),
             _ => None,
+        };
+        let balanced =
+            shape.is_some() && self.balancer.as_ref().is_some_and(|b| b.balances(call.op));
+        if balanced {
+            self.decide_balance(call.op)?;
+        }
+        let tree = match shape {
+            Some(shape) => Some(self.tree_of(call.op, shape, call.root)?),
+            None => None,
         };
         let sig = CallSig {
             seq: self.seq,
@@ -534,6 +692,9 @@ impl Communicator {
             bytes: call.bytes as u64,
         };
         self.seq += 1;
+        if let (true, Some(b)) = (balanced, &self.balancer) {
+            b.arm(sig.seq);
+        }
         let timed = self.selector.wants_times().then(now_ns);
         let mut ctx = Ctx {
             rank: self.transport.rank(),
@@ -552,7 +713,21 @@ impl Communicator {
             self.selector
                 .record(imp, sig.bytes as usize, enter, now_ns());
         }
+        if let (true, Some(shape), Some(b)) = (balanced, shape, &mut self.balancer) {
+            b.after(self.transport.as_mut(), sig.op, shape, sig.root as usize);
+        }
         Ok(())
+    }
+
+    /// The balancer's decision, when one is due before this call of `op`;
+    /// its messages are calls of their own, unbalanced.
+    fn decide_balance(&mut self, op: Collective) -> Result<()> {
+        let Some(mut balancer) = self.balancer.take() else {
+            return Ok(());
+        };
+        let decided = balancer.before(self, op);
+        self.balancer = Some(balancer);
+        decided
     }
 }
 
@@ -588,12 +763,12 @@ impl Group for Communicator {
     fn max_to_rank0(&mut self, values: &mut [f64]) -> Result<()> {
         let imp = Implementation::tree(Collective::Reduce, Shape::Binomial, None)?;
         let mine = values.to_vec();
-        self.reduce_with(&imp, &mine, values, &Op::MAX, 0)
+        self.unbalanced(|c| c.reduce_with(&imp, &mine, values, &Op::MAX, 0))
     }
 
     fn share_rank0(&mut self, values: &mut [u64]) -> Result<()> {
         let imp = Implementation::tree(Collective::Bcast, Shape::Binomial, None)?;
-        self.bcast_with(&imp, values, 0)
+        self.unbalanced(|c| c.bcast_with(&imp, values, 0))
     }
 }
 
@@ -613,6 +788,9 @@ impl Drop for Communicator {
         }
         if let Err(e) = self.selector.save() {
             eprintln!("autocoll: warning: could not save the selector's state: {e}");
+        }
+        if let Some(Err(e)) = self.balancer.as_ref().map(|b| b.save()) {
+            eprintln!("autocoll: warning: could not save the balancer's tables: {e}");
         }
     }
 }

@@ -41,7 +41,8 @@ pub fn transports(n: usize) -> Vec<Local> {
 
 /// Runs `body` on `n` threads, each with its own rank's communicator, and
 /// returns what each rank returned, in rank order. With `AUTOCOLL_TRACE=DIR`
-/// set, every rank records a trace into DIR.
+/// set, every rank records a trace into DIR; with `AUTOCOLL_BALANCE` set,
+/// the balancer is on.
 pub fn run<R, F>(n: usize, body: F) -> Vec<R>
 where
     R: Send,
@@ -65,9 +66,11 @@ where
     })
 }
 
-/// `comm`, recording if `AUTOCOLL_TRACE` asks for it. `run` cannot return
-/// an error of its own: a directory the ranks cannot write in is reported
-/// (by rank 0, for all) and the job runs without a trace.
+/// `comm`, recording if `AUTOCOLL_TRACE` asks for it and balancing if
+/// `AUTOCOLL_BALANCE` does. `run` cannot return an error of its own: a
+/// directory the ranks cannot write in, or a value of `AUTOCOLL_BALANCE`
+/// that does not parse, is reported (by rank 0, for all) and the job runs
+/// without a trace, or without the balancer.
 fn traced(mut comm: Communicator) -> Communicator {
     if let Err(e) = crate::trace::from_env(&mut comm) {
         if comm.rank() == 0 {
@@ -77,7 +80,25 @@ fn traced(mut comm: Communicator) -> Communicator {
             );
         }
     }
+    if let Err(e) = crate::balance::from_env(&mut comm) {
+        if comm.rank() == 0 {
+            eprintln!("autocoll: warning: {e}; running without the balancer");
+        }
+    }
     comm
+}
+
+impl Local {
+    /// Refuses a source that is no rank of the job.
+    fn check_source(&self, src: usize) -> Result<()> {
+        match src < self.size() {
+            true => Ok(()),
+            false => Err(Error::RankOutOfRange {
+                rank: src,
+                size: self.size(),
+            }),
+        }
+    }
 }
 
 impl Transport for Local {
@@ -108,13 +129,13 @@ impl Transport for Local {
     }
 
     fn recv(&mut self, src: usize, tag: Tag) -> Result<Bytes> {
-        if src >= self.size() {
-            return Err(Error::RankOutOfRange {
-                rank: src,
-                size: self.size(),
-            });
-        }
+        self.check_source(src)?;
         self.mailbox.recv(src, tag)
+    }
+
+    fn try_recv(&mut self, src: usize, tag: Tag) -> Result<Option<Bytes>> {
+        self.check_source(src)?;
+        self.mailbox.try_recv(src, tag)
     }
 
     fn kind(&self) -> &'static str {

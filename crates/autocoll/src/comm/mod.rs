@@ -20,6 +20,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 pub use communicator::Communicator;
+pub(crate) use communicator::RankTable;
 pub use mailbox::{Incoming, Mailbox};
 
 use crate::error::Result;
@@ -108,6 +109,9 @@ pub trait Transport: Send {
     fn send(&mut self, dest: usize, tag: Tag, data: Bytes) -> Result<()>;
     /// Waits for the next message from `src` with `tag`.
     fn recv(&mut self, src: usize, tag: Tag) -> Result<Bytes>;
+    /// The next message from `src` with `tag` if it has arrived; never
+    /// waits (the balancer's rank 0 drains its reports with it).
+    fn try_recv(&mut self, src: usize, tag: Tag) -> Result<Option<Bytes>>;
     /// A short name: `local`, `tcp`, `mpi`.
     fn kind(&self) -> &'static str;
     /// True when every rank reads the same monotonic clock (one host).

@@ -97,6 +97,7 @@ pub fn world_with_library() -> Result<(Communicator, Library)> {
     };
     let mut comm = Communicator::new(Box::new(transport));
     crate::trace::from_env(&mut comm)?;
+    crate::balance::from_env(&mut comm)?;
     Ok((comm, library))
 }
 
@@ -411,6 +412,12 @@ impl Transport for Mpi {
             Ok(found.is_some())
         })?;
         found.ok_or_else(|| self.mailbox.timed_out(src, &tag))
+    }
+
+    fn try_recv(&mut self, src: usize, tag: Tag) -> Result<Option<Bytes>> {
+        self.check_rank(src)?;
+        self.pump()?;
+        self.mailbox.try_recv(src, tag)
     }
 
     /// MPI moves a long (rendezvous) message only while both ends are

@@ -229,7 +229,7 @@ fn deliver(
 
 /// Sends `words` from `from` to every rank (a binomial broadcast).
 pub(crate) fn share(comm: &mut Communicator, from: usize, words: &mut [u64]) -> Result<()> {
-    comm.bcast_with(&control_bcast(), words, from)
+    comm.unbalanced(|c| c.bcast_with(&control_bcast(), words, from))
 }
 
 fn share_flag(comm: &mut Communicator, from: usize, flag: bool) -> Result<bool> {

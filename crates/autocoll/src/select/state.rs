@@ -1,6 +1,7 @@
 //! The lottery's memory across runs: a JSON file holding, per run
 //! fingerprint (hosts, ranks per host, transport, autocoll version), the
-//! statistics of every pool.
+//! statistics of every pool, and the virtual-rank tables the balancer
+//! learned (files older than the balancer have none, and load as before).
 //!
 //! Saving takes an exclusive lock on `<file>.lock`, reads what is there now,
 //! merges this run's pools into it and replaces the file atomically. The
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::adaptive::Key;
 use super::lottery::{Pool, Stats};
+use super::Collective;
 use crate::error::{Error, Result};
 
 const SCHEMA: &str = "autocoll.lottery/1";
@@ -69,6 +71,20 @@ struct File {
 struct Run {
     fingerprint: Fingerprint,
     pools: Vec<Entry>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    tables: Vec<TableEntry>,
+}
+
+/// A virtual-rank table the balancer learned, for one collective and
+/// communicator size.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableEntry {
+    /// The collective.
+    pub op: Collective,
+    /// The communicator size.
+    pub ranks: usize,
+    /// The table: rank i of the list takes the i-th place.
+    pub table: Vec<usize>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -113,22 +129,39 @@ impl Store {
     }
 
     fn read_pools(&self) -> HashMap<Key, Vec<Stats>> {
+        self.read_runs()
+            .into_iter()
+            .flat_map(|r| r.pools)
+            .map(|e| (e.key, e.candidates))
+            .collect()
+    }
+
+    /// This fingerprint's runs in the file (none when inactive, or, with a
+    /// warning, when the file is unreadable).
+    fn read_runs(&self) -> Vec<Run> {
         if !self.active {
-            return HashMap::new();
+            return Vec::new();
         }
         match read(&self.path) {
             Ok(file) => file
                 .runs
                 .into_iter()
                 .filter(|r| r.fingerprint == self.fingerprint)
-                .flat_map(|r| r.pools)
-                .map(|e| (e.key, e.candidates))
                 .collect(),
             Err(why) => {
                 warn(&self.path, &why);
-                HashMap::new()
+                Vec::new()
             }
         }
+    }
+
+    /// The balancer's tables the file keeps for this fingerprint (rank 0;
+    /// none elsewhere).
+    pub fn load_tables(&self) -> Vec<TableEntry> {
+        self.read_runs()
+            .into_iter()
+            .flat_map(|r| r.tables)
+            .collect()
     }
 
     /// Merges `pools` into the file under a lock and replaces it atomically.
@@ -136,6 +169,27 @@ impl Store {
         if !self.active || pools.is_empty() {
             return Ok(());
         }
+        self.update(|file| merge(file, &self.fingerprint, pools, &self.loaded))
+    }
+
+    /// Puts `tables` in the file (each in place of the one of its
+    /// collective and size), keeping everything else, under the lock.
+    pub fn save_tables(&self, tables: &[TableEntry]) -> Result<()> {
+        if !self.active || tables.is_empty() {
+            return Ok(());
+        }
+        self.update(|file| {
+            let run = run_of(file, &self.fingerprint);
+            for entry in tables {
+                run.tables
+                    .retain(|t| (t.op, t.ranks) != (entry.op, entry.ranks));
+                run.tables.push(entry.clone());
+            }
+        })
+    }
+
+    /// Locks, reads, changes and atomically replaces the file.
+    fn update(&self, change: impl FnOnce(&mut File)) -> Result<()> {
         let lock_path = sibling(&self.path, "lock");
         let lock = std::fs::File::create(&lock_path)
             .map_err(|e| Error::io(format!("creating lock {}", lock_path.display()), e))?;
@@ -143,7 +197,7 @@ impl Store {
             .map_err(|e| Error::io(format!("locking {}", lock_path.display()), e))?;
         let mut file = read(&self.path).or_else(|why| self.set_aside(&why))?;
         file.schema = SCHEMA.to_string();
-        merge(&mut file, &self.fingerprint, pools, &self.loaded);
+        change(&mut file);
         let text = serde_json::to_vec_pretty(&file).expect("state serialises");
         crate::files::write_atomic(&self.path, &text)
         // The lock is released when `lock` is dropped.
@@ -212,26 +266,28 @@ fn untouched(loaded: &Stats, ours: &Stats) -> bool {
         && loaded.var_s2.to_bits() == ours.var_s2.to_bits()
 }
 
+/// The file's run of `fingerprint`, added if missing.
+fn run_of<'f>(file: &'f mut File, fingerprint: &Fingerprint) -> &'f mut Run {
+    match file.runs.iter().position(|r| &r.fingerprint == fingerprint) {
+        Some(i) => &mut file.runs[i],
+        None => {
+            file.runs.push(Run {
+                fingerprint: fingerprint.clone(),
+                pools: Vec::new(),
+                tables: Vec::new(),
+            });
+            file.runs.last_mut().expect("just pushed")
+        }
+    }
+}
+
 fn merge(
     file: &mut File,
     fingerprint: &Fingerprint,
     pools: &BTreeMap<Key, Pool>,
     loaded: &HashMap<Key, Vec<Stats>>,
 ) {
-    let run = match file
-        .runs
-        .iter_mut()
-        .position(|r| &r.fingerprint == fingerprint)
-    {
-        Some(i) => &mut file.runs[i],
-        None => {
-            file.runs.push(Run {
-                fingerprint: fingerprint.clone(),
-                pools: Vec::new(),
-            });
-            file.runs.last_mut().expect("just pushed")
-        }
-    };
+    let run = run_of(file, fingerprint);
     for (key, pool) in pools {
         match run.pools.iter_mut().find(|e| &e.key == key) {
             None => run.pools.push(Entry {

@@ -229,7 +229,7 @@ fn agree_on_run(comm: &mut Communicator) -> Result<String> {
         random(&mut id);
     }
     let imp = Implementation::tree(Collective::Bcast, Shape::Binomial, None)?;
-    comm.bcast_with(&imp, &mut id, 0)?;
+    comm.unbalanced(|c| c.bcast_with(&imp, &mut id, 0))?;
     Ok(hex(&id))
 }
 

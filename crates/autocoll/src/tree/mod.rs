@@ -176,15 +176,20 @@ impl Tree {
     /// rank when each rank sends to its children one after another, one
     /// send per round: the binomial tree's ⌈log2 P⌉, the flat tree's P−1.
     pub fn rounds(&self) -> usize {
+        self.receive_rounds().into_iter().max().unwrap_or(0)
+    }
+
+    /// The round in which each rank receives (indexed by rank; the root's
+    /// is 0) when each rank sends to its children one after another, one
+    /// send per round, starting the round after it received.
+    pub fn receive_rounds(&self) -> Vec<usize> {
         let mut arrival = vec![0; self.size()];
-        let mut last = 0;
         for &rank in &self.preorder {
             for (i, &kid) in self.children[rank].iter().enumerate() {
                 arrival[kid] = arrival[rank] + i + 1;
-                last = last.max(arrival[kid]);
             }
         }
-        last
+        arrival
     }
 
     /// The largest number of children of any rank.

@@ -414,6 +414,19 @@ fn read_header(input: &mut impl Read, raw: &mut [u8; HEADER_LEN]) -> std::result
     Ok(())
 }
 
+impl Tcp {
+    /// Refuses a source that is no rank of the job.
+    fn check_source(&self, src: usize) -> Result<()> {
+        match src < self.size() {
+            true => Ok(()),
+            false => Err(Error::RankOutOfRange {
+                rank: src,
+                size: self.size(),
+            }),
+        }
+    }
+}
+
 impl Transport for Tcp {
     fn rank(&self) -> usize {
         self.rank
@@ -459,12 +472,7 @@ impl Transport for Tcp {
     }
 
     fn recv(&mut self, src: usize, tag: Tag) -> Result<Bytes> {
-        if src >= self.size() {
-            return Err(Error::RankOutOfRange {
-                rank: src,
-                size: self.size(),
-            });
-        }
+        self.check_source(src)?;
         let deadline = Instant::now() + self.mailbox.timeout();
         loop {
             if let Some(data) = self.mailbox.try_recv(src, tag)? {
@@ -476,6 +484,12 @@ impl Transport for Tcp {
             }
             self.pump(left);
         }
+    }
+
+    fn try_recv(&mut self, src: usize, tag: Tag) -> Result<Option<Bytes>> {
+        self.check_source(src)?;
+        self.pump(Duration::ZERO);
+        self.mailbox.try_recv(src, tag)
     }
 
     fn kind(&self) -> &'static str {

@@ -1,0 +1,227 @@
+//! From rank 0's times to the report: per series, the total time inside
+//! the broadcast and its reduction against the identity table (over the
+//! whole run, and from the call the load moved at), the per-call span,
+//! and what the balancer did to its table. Printed as a table, written as
+//! `autocoll.balance/1` JSON (docs/formats.md) and drawn by
+//! `crate::plot::balance_svg`.
+
+use autocoll::measure::stats::median;
+use serde::Serialize;
+
+use super::run::Trace;
+use super::Setup;
+use crate::out::say;
+
+/// The schema name of the JSON.
+pub(crate) const SCHEMA: &str = "autocoll.balance/1";
+
+/// The whole report, as `--json` writes it.
+#[derive(Serialize)]
+pub(crate) struct Report {
+    pub schema: &'static str,
+    pub op: String,
+    #[serde(rename = "impl")]
+    pub imp: String,
+    pub ranks: usize,
+    pub bytes: usize,
+    pub calls: usize,
+    pub root: usize,
+    pub transport: String,
+    pub hosts: usize,
+    pub shared_clock: bool,
+    pub load: Option<LoadOut>,
+    pub load_moves: Option<MoveOut>,
+    pub period: u32,
+    pub threshold_s: f64,
+    pub seed: u64,
+    pub series: Vec<Series>,
+}
+
+/// The pseudo-load.
+#[derive(Serialize)]
+pub(crate) struct LoadOut {
+    pub rank: usize,
+    pub work_s: f64,
+}
+
+/// Where the load moved.
+#[derive(Serialize)]
+pub(crate) struct MoveOut {
+    pub call: usize,
+    pub rank: usize,
+}
+
+/// One series' results.
+#[derive(Serialize)]
+pub(crate) struct Series {
+    pub name: String,
+    pub total_s: f64,
+    pub reduction: f64,
+    pub median_span_s: f64,
+    pub mean_span_s: f64,
+    pub still_from_call: u64,
+    pub changes: u64,
+    pub reverts: u64,
+    pub decisions: u32,
+    pub final_table: Option<Vec<usize>>,
+    pub changes_at: Vec<usize>,
+    pub after_move: Option<AfterMove>,
+    pub span_s: Vec<f64>,
+    pub inside_s: Vec<f64>,
+}
+
+/// A series from the call the load moved at.
+#[derive(Serialize)]
+pub(crate) struct AfterMove {
+    pub total_s: f64,
+    pub reduction: f64,
+    pub changes: usize,
+    pub last_change_periods: f64,
+    pub gain_before: f64,
+    pub back_after_periods: Option<f64>,
+}
+
+/// How much of the gain before the move counts as having it back: the
+/// windows compared hold 2N calls each, whose medians move by ~10% on a
+/// shared machine.
+const BACK_SHARE: f64 = 0.9;
+
+/// The gain of `series` over `identity` in the second half of the calls
+/// before `at` (the first half holds the learning), and how many periods
+/// of `period` calls after `at` the first window of 2 periods starts
+/// whose median time is that gain (×[`BACK_SHARE`]) below identity's
+/// median in the same window; `None` if none is.
+fn gain_back(series: &[f64], identity: &[f64], at: usize, period: usize) -> (f64, Option<f64>) {
+    let sum = |xs: &[f64]| xs.iter().sum::<f64>();
+    let gain = 1.0 - sum(&series[at / 2..at]) / sum(&identity[at / 2..at]);
+    let width = 2 * period;
+    let back = (at..series.len().saturating_sub(width)).find(|&c| {
+        let window = c..c + width;
+        1.0 - median(&series[window.clone()]) / median(&identity[window]) >= BACK_SHARE * gain
+    });
+    (gain, back.map(|c| (c - at) as f64 / period as f64))
+}
+
+/// The report of `trace`, a run of `setup` on `transport`.
+pub(super) fn analyse(setup: &Setup, transport: &str, trace: &Trace) -> Report {
+    let names = setup.names();
+    let sum = |xs: &[f64]| xs.iter().sum::<f64>();
+    let identity = sum(&trace.series[0].inside_s);
+    let moved_identity = setup
+        .moves
+        .map(|(at, _)| sum(&trace.series[0].inside_s[at..]));
+    let period = setup.params.period;
+    let series = names
+        .into_iter()
+        .zip(&trace.series)
+        .map(|(name, t)| {
+            let total = sum(&t.inside_s);
+            let after_move = setup.moves.zip(moved_identity).map(|((at, _), base)| {
+                let total = sum(&t.inside_s[at..]);
+                let later: Vec<usize> = t.changes_at.iter().copied().filter(|&k| k >= at).collect();
+                let identity = &trace.series[0].inside_s;
+                let (gain_before, back) = gain_back(&t.inside_s, identity, at, period as usize);
+                AfterMove {
+                    total_s: total,
+                    reduction: 1.0 - total / base,
+                    changes: later.len(),
+                    last_change_periods: later
+                        .last()
+                        .map_or(0.0, |&k| (k - at) as f64 / f64::from(period)),
+                    gain_before,
+                    back_after_periods: back,
+                }
+            });
+            let status = t.status.as_ref();
+            Series {
+                name,
+                total_s: total,
+                reduction: 1.0 - total / identity,
+                median_span_s: median(&t.span_s),
+                mean_span_s: sum(&t.span_s) / t.span_s.len() as f64,
+                still_from_call: status.map_or(0, |s| s.still_since),
+                changes: status.map_or(0, |s| s.changes),
+                reverts: status.map_or(0, |s| s.reverts),
+                decisions: status.map_or(0, |s| s.decisions),
+                final_table: status.map(|s| s.table.clone()),
+                changes_at: t.changes_at.clone(),
+                after_move,
+                span_s: t.span_s.clone(),
+                inside_s: t.inside_s.clone(),
+            }
+        })
+        .collect();
+    Report {
+        schema: SCHEMA,
+        op: "bcast".into(),
+        imp: setup.imp.to_string(),
+        ranks: setup.ranks,
+        bytes: setup.bytes,
+        calls: setup.calls,
+        root: setup.root,
+        transport: transport.into(),
+        hosts: trace.hosts,
+        shared_clock: trace.shared_clock,
+        load: setup.load.map(|l| LoadOut {
+            rank: l.rank,
+            work_s: l.work.as_secs_f64(),
+        }),
+        load_moves: setup.moves.map(|(call, rank)| MoveOut { call, rank }),
+        period,
+        threshold_s: setup.params.threshold.as_secs_f64(),
+        seed: setup.seed,
+        series,
+    }
+}
+
+/// The report as a table on standard output.
+pub(super) fn print(r: &Report) {
+    say!(
+        "{:<9} {:>14} {:>12} {:>15} {:>16} {:>8} {:>8}  final table",
+        "series",
+        "total inside s",
+        "vs identity",
+        "median span µs",
+        "still from call",
+        "changes",
+        "reverts"
+    );
+    for s in &r.series {
+        say!(
+            "{:<9} {:>14.6} {:>11.1}% {:>15.1} {:>16} {:>8} {:>8}  {}",
+            s.name,
+            s.total_s,
+            -100.0 * s.reduction,
+            s.median_span_s * 1e6,
+            s.still_from_call,
+            s.changes,
+            s.reverts,
+            s.final_table
+                .as_ref()
+                .map_or("identity".into(), |t| format!("{t:?}")),
+        );
+    }
+    let Some(moved) = &r.load_moves else { return };
+    say!(
+        "from call {} on (the load on rank {}):",
+        moved.call,
+        moved.rank
+    );
+    for s in &r.series {
+        if let Some(a) = &s.after_move {
+            let back = match a.back_after_periods {
+                Some(p) => format!("{p:.1}"),
+                None => "never".into(),
+            };
+            say!(
+                "{:<9} {:>14.6} {:>11.1}%  {} changes, the last {:.1} periods after the move; gain before {:.1}%, back after {back} periods",
+                s.name,
+                a.total_s,
+                -100.0 * a.reduction,
+                a.changes,
+                a.last_change_periods,
+                100.0 * a.gain_before,
+            );
+        }
+    }
+}

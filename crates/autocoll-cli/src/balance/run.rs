@@ -1,0 +1,225 @@
+//! Running the series: every rank warms up, then runs K rounds, each with
+//! one call of every series in a fresh random order, every call after an
+//! untimed barrier and, on the loaded rank, after its busy loop; rank 0
+//! brings the times together into a [`Trace`]. On threads
+//! ([`run_local`]) or as processes the launcher started ([`run_tcp`],
+//! [`as_rank`]).
+
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Context};
+use autocoll::balance::{Balancer, Params};
+use autocoll::clock::now_ns;
+use autocoll::select::lottery::Rng;
+use autocoll::{local, Collective, Communicator};
+use serde::{Deserialize, Serialize};
+
+use super::{Args, Setup};
+use crate::adapt::run::{gather_times, separating_barrier, Order};
+use crate::launch;
+use crate::out::say;
+use crate::Failure;
+
+/// Rank 0 of a tcp run hands its trace to the launching process on a line
+/// that starts with this.
+const REPORT_LINE: &[u8] = b"@autocoll-balance ";
+
+/// Untimed calls under the identity table before the experiment
+/// (connections, caches, page faults).
+const WARMUP: usize = 5;
+
+/// What rank 0 measured, series by series (identity first).
+#[derive(Serialize, Deserialize)]
+pub(super) struct Trace {
+    /// The ranks share a clock: spans are max(leave) − min(enter).
+    pub shared_clock: bool,
+    /// Distinct hosts of the job.
+    pub hosts: usize,
+    pub series: Vec<SeriesTrace>,
+}
+
+/// One series' calls.
+#[derive(Serialize, Deserialize)]
+pub(super) struct SeriesTrace {
+    /// Each call's span (s).
+    pub span_s: Vec<f64>,
+    /// Each call's time inside the broadcast summed over the ranks (s).
+    pub inside_s: Vec<f64>,
+    /// The calls at which the table changed (0-based).
+    pub changes_at: Vec<usize>,
+    /// The balancer's account at the end; `None` for identity.
+    pub status: Option<StatusTrace>,
+}
+
+/// A balancer's account of its table at the end of the run.
+#[derive(Serialize, Deserialize)]
+pub(super) struct StatusTrace {
+    pub changes: u64,
+    pub reverts: u64,
+    pub decisions: u32,
+    pub still_since: u64,
+    pub period: u32,
+    pub table: Vec<usize>,
+}
+
+/// One job of threads; rank 0's trace.
+pub(super) fn run_local(setup: &Setup) -> Result<Trace, Failure> {
+    let outcomes = local::run(setup.ranks, |mut comm| {
+        comm.set_timeout(setup.timeout);
+        rank_main(&mut comm, setup)
+    });
+    let mut trace = None;
+    for (rank, outcome) in outcomes.into_iter().enumerate() {
+        let found = outcome
+            .with_context(|| format!("{}-rank job, rank {rank}", setup.ranks))
+            .map_err(Failure::Run)?;
+        trace = trace.or(found);
+    }
+    trace.ok_or_else(|| Failure::Run(anyhow!("rank 0 returned no trace")))
+}
+
+/// Runs this command again as the ranks of a tcp job; rank 0's trace.
+pub(super) fn run_tcp(a: &Args) -> Result<Trace, Failure> {
+    let (lines, report) = launch::collector();
+    launch::relaunch_self(a.ranks, &a.placement, a.timeout, REPORT_LINE, report)?;
+    let lines = lines.lock().unwrap_or_else(|e| e.into_inner());
+    let [line] = &lines[..] else {
+        return Err(Failure::Run(anyhow!(
+            "rank 0 reported {} traces, not 1",
+            lines.len()
+        )));
+    };
+    serde_json::from_slice(line)
+        .context("reading rank 0's trace")
+        .map_err(Failure::Run)
+}
+
+/// A rank of a tcp job: runs the series; rank 0 prints its trace.
+pub(super) fn as_rank(setup: &Setup) -> Result<ExitCode, Failure> {
+    let mut comm = launch::join(setup.timeout)?;
+    if let Some(trace) = rank_main(&mut comm, setup).map_err(Failure::Run)? {
+        let json = serde_json::to_string(&trace).expect("JSON of plain data");
+        say!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every rank: warm up, run the interleaved rounds, bring the times to
+/// rank 0.
+fn rank_main(comm: &mut Communicator, s: &Setup) -> anyhow::Result<Option<Trace>> {
+    // A balancer AUTOCOLL_BALANCE put in would balance the identity series.
+    drop(comm.take_balancer());
+    let mut balancers = balancers(comm, s)?;
+    let series = balancers.len();
+    let mut buf = vec![0u8; s.bytes];
+    if comm.rank() == s.root {
+        buf.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
+    }
+    for _ in 0..WARMUP {
+        comm.bcast_with(&s.imp, &mut buf, s.root)?;
+    }
+    let mut enter = vec![0u64; series * s.calls];
+    let mut leave = vec![0u64; series * s.calls];
+    let mut changes_at = vec![Vec::new(); series];
+    let barrier = separating_barrier();
+    // The same seed on every rank: all ranks run the same order.
+    let mut order = Order(Rng::new(s.seed ^ 0x00ba_1a0c_0de5));
+    for k in 0..s.calls {
+        let work = s
+            .load_at(k)
+            .filter(|l| l.rank == comm.rank())
+            .map_or(0, |l| l.work.as_nanos() as u64);
+        for c in order.shuffled(series) {
+            let balancer = balancers[c].take();
+            let balanced = balancer.is_some();
+            let changes = balancer.as_ref().map_or(0, changes_of);
+            if let Some(b) = balancer {
+                comm.put_balancer(b)?;
+            }
+            comm.barrier_with(&barrier)?;
+            busy(work);
+            enter[c * s.calls + k] = now_ns();
+            comm.bcast_with(&s.imp, &mut buf, s.root)?;
+            leave[c * s.calls + k] = now_ns();
+            if balanced {
+                let b = comm.take_balancer().expect("put in before the call");
+                if changes_of(&b) > changes {
+                    changes_at[c].push(k);
+                }
+                balancers[c] = Some(b);
+            }
+        }
+    }
+    let Some(times) = gather_times(comm, &enter, &leave)? else {
+        return Ok(None);
+    };
+    let shared_clock = comm.shared_clock();
+    let mut hosts = comm.hosts();
+    hosts.sort();
+    hosts.dedup();
+    let series = (0..series)
+        .zip(changes_at)
+        .map(|(c, changes_at)| {
+            let calls = c * s.calls..(c + 1) * s.calls;
+            SeriesTrace {
+                span_s: calls.clone().map(|i| times.span(i, shared_clock)).collect(),
+                inside_s: calls
+                    .map(|i| {
+                        let ns: u64 = times.of_call(i).map(|(e, l)| l.saturating_sub(e)).sum();
+                        ns as f64 * 1e-9
+                    })
+                    .collect(),
+                changes_at,
+                status: balancers[c].as_ref().map(status_of),
+            }
+        })
+        .collect();
+    Ok(Some(Trace {
+        shared_clock,
+        hosts: hosts.len(),
+        series,
+    }))
+}
+
+/// `None` for the identity series, then one balancer per mode, each on
+/// its own report tag so that no series hears another's reports.
+fn balancers(comm: &mut Communicator, s: &Setup) -> anyhow::Result<Vec<Option<Balancer>>> {
+    let mut all = vec![None];
+    for (channel, &mode) in (1u16..).zip(&s.modes) {
+        let params = Params {
+            mode,
+            channel,
+            ..s.params.clone()
+        };
+        comm.use_balancer(params).context("making a balancer")?;
+        all.push(comm.take_balancer());
+    }
+    Ok(all)
+}
+
+fn changes_of(b: &Balancer) -> u64 {
+    b.status(Collective::Bcast).map_or(0, |s| s.changes)
+}
+
+fn status_of(b: &Balancer) -> StatusTrace {
+    let s = b.status(Collective::Bcast).expect("a balancer of bcast");
+    StatusTrace {
+        changes: s.changes,
+        reverts: s.reverts,
+        decisions: s.decisions,
+        still_since: s.still_since,
+        period: s.period,
+        table: s.table,
+    }
+}
+
+/// The pseudo-load: a busy loop of `ns` nanoseconds, as the paper's.
+fn busy(ns: u64) {
+    if ns == 0 {
+        return;
+    }
+    let end = now_ns() + ns;
+    while now_ns() < end {
+        std::hint::spin_loop();
+    }
+}
