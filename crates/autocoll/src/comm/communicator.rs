@@ -465,8 +465,9 @@ impl Communicator {
     }
 
     /// Asks the selector, which may run small fixed collectives through
-    /// this communicator to agree on its choice.
-    fn choose(&mut self, op: Collective, bytes: usize) -> Result<Implementation> {
+    /// this communicator to agree on its choice. Every rank must ask for
+    /// every call, in the same order, as the plain calls do.
+    pub fn choose(&mut self, op: Collective, bytes: usize) -> Result<Implementation> {
         // The stand-in is a zero-sized type: boxing it allocates nothing,
         // and this runs on every plain call.
         let mut selector = std::mem::replace(&mut self.selector, Box::new(Choosing));
@@ -657,6 +658,40 @@ impl Communicator {
         )
     }
 
+    /// Runs `imp` on a call given as bytes, as a foreign caller (the MPI
+    /// interposition library) hands it over; [`Self::choose`] picks `imp`.
+    /// The buffers' lengths are checked as the typed calls check theirs.
+    pub fn run_raw(&mut self, imp: &Implementation, raw: RawCall<'_>) -> Result<()> {
+        raw.check(self.rank(), self.size())?;
+        let call = Call {
+            op: raw.op,
+            root: raw.root,
+            bytes: raw.bytes,
+            elem: raw.elem,
+            send: raw.send,
+            recv: raw.recv,
+            combine: raw.combine,
+        };
+        self.run(imp, call)
+    }
+
+    /// Runs `native`, the caller's own version of a call that the selector
+    /// gave to `<op>:mpi`, and reports its time to the selector like any
+    /// other call's (no observer sees inside it).
+    pub fn run_native<R>(
+        &mut self,
+        imp: &Implementation,
+        bytes: usize,
+        native: impl FnOnce() -> R,
+    ) -> R {
+        let timed = self.selector.wants_times().then(now_ns);
+        let out = native();
+        if let Some(enter) = timed {
+            self.selector.record(imp, bytes, enter, now_ns());
+        }
+        out
+    }
+
     /// Checks the call, numbers it, and runs `imp` on it.
     fn run(&mut self, imp: &Implementation, call: Call<'_>) -> Result<()> {
         if imp.op != call.op {
@@ -806,6 +841,61 @@ fn expect_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
     Ok(())
 }
 
+/// A combining function on bytes: `acc ← acc ⊕ inc`, element by element.
+pub type RawCombine = dyn Fn(&mut [u8], &[u8]) + Sync;
+
+/// One call's arguments as bytes (see [`Communicator::run_raw`]).
+pub struct RawCall<'a> {
+    /// The collective.
+    pub op: Collective,
+    /// The root (0 for the collectives without one).
+    pub root: usize,
+    /// Bytes per rank: the buffer of bcast and the reductions, one rank's
+    /// block of scatter, gather and allgather.
+    pub bytes: usize,
+    /// Bytes per element: segments never split one.
+    pub elem: usize,
+    /// What this rank sends (empty for bcast and barrier, and where the
+    /// collective reads nothing on this rank).
+    pub send: &'a [u8],
+    /// Where this rank receives (bcast's buffer on every rank).
+    pub recv: &'a mut [u8],
+    /// The reduction, for reduce and allreduce.
+    pub combine: Option<&'a RawCombine>,
+}
+
+impl RawCall<'_> {
+    fn check(&self, rank: usize, size: usize) -> Result<()> {
+        let root = rank == self.root;
+        let (n, all) = (self.bytes, self.bytes * size);
+        let (send, recv): (Option<usize>, Option<usize>) = match self.op {
+            Collective::Bcast => (None, Some(n)),
+            Collective::Reduce => (Some(n), root.then_some(n)),
+            Collective::Allreduce => (Some(n), Some(n)),
+            Collective::Scatter => (root.then_some(all), Some(n)),
+            Collective::Gather => (Some(n), root.then_some(all)),
+            Collective::Allgather => (Some(n), Some(all)),
+            Collective::Barrier => (Some(0), Some(0)),
+        };
+        if let Some(expected) = send {
+            expect_len("send buffer", expected, self.send.len())?;
+        }
+        if let Some(expected) = recv {
+            expect_len("receive buffer", expected, self.recv.len())?;
+        }
+        if self.elem == 0 || self.bytes % self.elem != 0 {
+            return Err(Error::Config(format!(
+                "{} of {} bytes is not a whole number of {}-byte elements",
+                self.op, self.bytes, self.elem
+            )));
+        }
+        if self.op.reduces() && self.combine.is_none() {
+            return Err(Error::Config(format!("{} needs its reduction", self.op)));
+        }
+        Ok(())
+    }
+}
+
 /// Picks the algorithm family's code for the call.
 fn dispatch(ctx: &mut Ctx<'_>, tree: Option<&Tree>, call: Call<'_>) -> Result<()> {
     let seg = segment_bytes(ctx.imp, call.elem);
@@ -846,6 +936,10 @@ fn dispatch(ctx: &mut Ctx<'_>, tree: Option<&Tree>, call: Call<'_>) -> Result<()
         }
         (Collective::Barrier, _, Some(t)) => coll::barrier::tree(ctx, t),
         (Collective::Barrier, Algorithm::Dissemination, None) => coll::barrier::dissemination(ctx),
+        (_, Algorithm::Native, _) => Err(Error::Config(format!(
+            "`{}` is the MPI library's own algorithm: only the MPI interposition library runs it",
+            ctx.imp
+        ))),
         (op, alg, _) => Err(Error::WrongOp {
             imp: alg.name().to_string(),
             op: op.to_string(),

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-pub use communicator::Communicator;
+pub use communicator::{Communicator, RawCall, RawCombine};
 pub(crate) use communicator::RankTable;
 pub use mailbox::{Incoming, Mailbox};
 

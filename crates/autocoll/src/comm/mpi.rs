@@ -13,8 +13,16 @@
 //!
 //! There is no progress thread: MPI makes progress inside MPI calls, and
 //! `recv` polls (`MPI_Iprobe`, `MPI_Test`) until its message is in or the
-//! timeout passes. All traffic runs on a duplicate of `MPI_COMM_WORLD`, so it
-//! never meets the application's own messages.
+//! timeout passes. All traffic runs on a private duplicate of the
+//! communicator it is built on (`MPI_COMM_WORLD` for [`world`], the
+//! program's own for [`Mpi::on`]), so it never meets the application's own
+//! messages, wildcard receives included.
+//!
+//! Every MPI call of the transport goes to `PMPI_*`, the profiling names:
+//! under the MPI interposition library (`autocoll-mpi`), which defines
+//! `MPI_Send` and friends to record the program's traffic, the transport's
+//! own messages must not be recorded, nor pass through another tool's
+//! wrappers.
 
 use std::collections::VecDeque;
 use std::ffi::c_int;
@@ -27,9 +35,8 @@ use mpi::collective::SystemOperation;
 use mpi::datatype::Equivalence;
 use mpi::environment::{Threading, Universe};
 use mpi::ffi;
-use mpi::raw::AsRaw;
 use mpi::topology::SimpleCommunicator;
-use mpi::traits::{Communicator as _, CommunicatorCollectives, Root, Source};
+use mpi::traits::{Communicator as _, CommunicatorCollectives, Root};
 
 use super::{CallSig, Communicator, Incoming, Mailbox, Message, Tag, Transport, DEFAULT_TIMEOUT};
 use crate::check::{Dtype, Native};
@@ -90,7 +97,10 @@ pub fn world_with_library() -> Result<(Communicator, Library)> {
         )));
     }
     let session = Arc::new(universe);
-    let transport = Mpi::new(session.clone())?;
+    // SAFETY: MPI is initialised (above) with MPI_THREAD_MULTIPLE, and the
+    // session, kept in the transport, outlives its communicator.
+    let mut transport = unsafe { Mpi::on(ffi::RSMPI_COMM_WORLD)? };
+    transport._session = Some(session.clone());
     let library = Library {
         world: SimpleCommunicator::world(),
         _session: session,
@@ -105,9 +115,9 @@ pub fn world_with_library() -> Result<(Communicator, Library)> {
 pub struct Mpi {
     rank: usize,
     size: usize,
-    /// A duplicate of `MPI_COMM_WORLD` (freed before MPI is finalised:
-    /// fields drop in order, `_session` last).
-    comm: SimpleCommunicator,
+    /// The private duplicate all traffic runs on (freed in `Drop`, before
+    /// MPI is finalised by `_session`, which drops after it).
+    comm: ffi::MPI_Comm,
     /// Every rank's `MPI_Get_processor_name`: one name, one kernel clock.
     names: Vec<String>,
     /// Every rank's host: `AUTOCOLL_HOST` where set (ranks in network
@@ -125,7 +135,7 @@ pub struct Mpi {
     to_mailbox: Sender<Incoming>,
     mailbox: Mailbox,
     timeout: Duration,
-    _session: Arc<Universe>,
+    _session: Option<Arc<Universe>>,
 }
 
 /// A message whose header has arrived; its payload may still be on the way.
@@ -138,23 +148,35 @@ struct Arriving {
     tag: Tag,
 }
 
-// SAFETY: MPI was initialised with MPI_THREAD_MULTIPLE (checked in
-// `world_with_library`), under which MPI handles may be used from any
-// thread; every other field is Send.
+// SAFETY: MPI handles may move between threads under MPI_THREAD_MULTIPLE
+// (`world_with_library` checks it); `Mpi::on`'s caller promises that the
+// transport is used by one thread at a time otherwise. Every other field
+// is Send.
 unsafe impl Send for Mpi {}
 
 impl Mpi {
-    fn new(session: Arc<Universe>) -> Result<Mpi> {
-        let world = SimpleCommunicator::world();
-        let rank = usize::try_from(world.rank()).expect("MPI ranks are not negative");
-        let size = usize::try_from(world.size()).expect("MPI sizes are not negative");
-        let names = processor_names(&world)?;
-        let hosts = all_texts(&world, &env_text("AUTOCOLL_HOST"))
+    /// The transport over a private duplicate of `comm`, made with
+    /// `PMPI_Comm_dup` (collective: every rank of `comm` must call it).
+    ///
+    /// # Safety
+    /// MPI must be initialised and not finalised, `comm` must be a valid
+    /// intracommunicator, and the transport must be used by one thread at a
+    /// time unless MPI runs at `MPI_THREAD_MULTIPLE`. It is dropped before
+    /// `MPI_Finalize` returns or after it (then the duplicate is not freed).
+    pub unsafe fn on(comm: ffi::MPI_Comm) -> Result<Mpi> {
+        let mut dup = ffi::RSMPI_COMM_NULL;
+        mpi_ok("PMPI_Comm_dup", ffi::PMPI_Comm_dup(comm, &mut dup))?;
+        let (mut rank, mut size): (c_int, c_int) = (0, 0);
+        mpi_ok("PMPI_Comm_rank", ffi::PMPI_Comm_rank(dup, &mut rank))?;
+        mpi_ok("PMPI_Comm_size", ffi::PMPI_Comm_size(dup, &mut size))?;
+        let (rank, size) = (rank as usize, size as usize);
+        let names = all_texts(dup, size, &processor_name()?)?;
+        let hosts = all_texts(dup, size, &env_text("AUTOCOLL_HOST"))?
             .into_iter()
             .zip(&names)
             .map(|(host, name)| if host.is_empty() { name.clone() } else { host })
             .collect();
-        let switches = all_texts(&world, &env_text("AUTOCOLL_SWITCH"))
+        let switches = all_texts(dup, size, &env_text("AUTOCOLL_SWITCH"))?
             .into_iter()
             .map(|s| Some(s).filter(|s| !s.is_empty()))
             .collect();
@@ -162,7 +184,7 @@ impl Mpi {
         Ok(Mpi {
             rank,
             size,
-            comm: world.duplicate(),
+            comm: dup,
             names,
             hosts,
             switches,
@@ -173,7 +195,7 @@ impl Mpi {
             to_mailbox,
             mailbox: Mailbox::new(rank, rx, DEFAULT_TIMEOUT),
             timeout: DEFAULT_TIMEOUT,
-            _session: session,
+            _session: None,
         })
     }
 
@@ -201,17 +223,17 @@ impl Mpi {
         // in `send_data` until MPI reports the request complete (see
         // `complete_sends` and `Drop`), and the communicator outlives it.
         let code = unsafe {
-            ffi::MPI_Isend(
+            ffi::PMPI_Isend(
                 data.as_ptr().cast(),
                 count,
                 ffi::RSMPI_UINT8_T,
                 dest as c_int,
                 mpi_tag,
-                self.comm.as_raw(),
+                self.comm,
                 &mut request,
             )
         };
-        mpi_ok("MPI_Isend", code)?;
+        mpi_ok("PMPI_Isend", code)?;
         self.sends.push(request);
         self.send_data.push(data);
         Ok(())
@@ -229,7 +251,7 @@ impl Mpi {
         // indices; statuses are not wanted. Completed requests are set to
         // MPI_REQUEST_NULL by MPI.
         let code = unsafe {
-            ffi::MPI_Testsome(
+            ffi::PMPI_Testsome(
                 n as c_int,
                 self.sends.as_mut_ptr(),
                 &mut completed,
@@ -237,7 +259,7 @@ impl Mpi {
                 ffi::RSMPI_STATUSES_IGNORE,
             )
         };
-        mpi_ok("MPI_Testsome", code)?;
+        mpi_ok("PMPI_Testsome", code)?;
         if completed > 0 {
             let null = request_null();
             let mut keep = 0;
@@ -260,9 +282,7 @@ impl Mpi {
     fn pump(&mut self) -> Result<bool> {
         self.complete_sends()?;
         let mut moved = false;
-        while let Some(status) = self.comm.any_process().immediate_probe_with_tag(HEADER_TAG) {
-            let src = status.source_rank() as usize;
-            let count = status.count(u8::equivalent_datatype()) as usize;
+        while let Some((src, count)) = self.probe_header()? {
             self.take_header(src, count)?;
             moved = true;
         }
@@ -272,13 +292,51 @@ impl Mpi {
         Ok(moved)
     }
 
-    /// Receives a header that `MPI_Iprobe` found and, for a long payload,
-    /// posts the payload's receive.
+    /// The source and length of a header that has arrived, if any.
+    fn probe_header(&mut self) -> Result<Option<(usize, usize)>> {
+        let mut flag: c_int = 0;
+        let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::zeroed();
+        // SAFETY: the communicator is live; `status` is written by MPI
+        // when `flag` is set, and zeroed (a valid bit pattern) otherwise.
+        let code = unsafe {
+            ffi::PMPI_Iprobe(
+                ffi::RSMPI_ANY_SOURCE,
+                HEADER_TAG,
+                self.comm,
+                &mut flag,
+                status.as_mut_ptr(),
+            )
+        };
+        mpi_ok("PMPI_Iprobe", code)?;
+        if flag == 0 {
+            return Ok(None);
+        }
+        // SAFETY: MPI filled the status (flag is set).
+        let mut status = unsafe { status.assume_init() };
+        let mut count: c_int = 0;
+        // SAFETY: `status` is the probe's; the datatype is a constant.
+        let code = unsafe { ffi::PMPI_Get_count(&mut status, ffi::RSMPI_UINT8_T, &mut count) };
+        mpi_ok("PMPI_Get_count", code)?;
+        Ok(Some((status.MPI_SOURCE as usize, count as usize)))
+    }
+
+    /// Receives a header that `probe_header` found and, for a long
+    /// payload, posts the payload's receive.
     fn take_header(&mut self, src: usize, count: usize) -> Result<()> {
         let mut buf = vec![0u8; count];
-        self.comm
-            .process_at_rank(src as mpi::Rank)
-            .receive_into_with_tag(&mut buf[..], HEADER_TAG);
+        // SAFETY: `buf` holds `count` bytes, the probed message's length.
+        let code = unsafe {
+            ffi::PMPI_Recv(
+                buf.as_mut_ptr().cast(),
+                count as c_int,
+                ffi::RSMPI_UINT8_T,
+                src as c_int,
+                HEADER_TAG,
+                self.comm,
+                ffi::RSMPI_STATUS_IGNORE,
+            )
+        };
+        mpi_ok("PMPI_Recv", code)?;
         let header = decode(&buf).map_err(|reason| Error::Protocol {
             peer: format!("rank {src}"),
             reason,
@@ -318,17 +376,17 @@ impl Mpi {
         // while the `Arriving` that owns it waits in `arriving` (until
         // MPI_Test completes the request, or `Drop` waits for it).
         let code = unsafe {
-            ffi::MPI_Irecv(
+            ffi::PMPI_Irecv(
                 buf.as_mut_ptr().cast(),
                 count,
                 ffi::RSMPI_UINT8_T,
                 src as c_int,
                 DATA_TAG,
-                self.comm.as_raw(),
+                self.comm,
                 &mut request,
             )
         };
-        mpi_ok("MPI_Irecv", code)?;
+        mpi_ok("PMPI_Irecv", code)?;
         Ok(Arriving {
             request,
             buf,
@@ -481,14 +539,33 @@ impl Drop for Mpi {
         for queue in &mut self.arriving {
             std::mem::forget(std::mem::take(queue));
         }
+        if finalized() {
+            return;
+        }
+        // SAFETY: the duplicate is this transport's own and MPI is not
+        // finalised; a failure leaves a communicator allocated, no worse.
+        unsafe { ffi::PMPI_Comm_free(&mut self.comm) };
     }
 }
 
-/// The host name of every rank (`MPI_Get_processor_name`), by rank.
-fn processor_names(world: &SimpleCommunicator) -> Result<Vec<String>> {
-    let name = mpi::environment::processor_name()
-        .map_err(|e| Error::Config(format!("MPI processor name is not UTF-8: {e}")))?;
-    Ok(all_texts(world, &name))
+/// True once `MPI_Finalize` has run (then no handle may be freed).
+fn finalized() -> bool {
+    let mut flag: c_int = 0;
+    // SAFETY: MPI_Finalized may be called at any time.
+    unsafe { ffi::PMPI_Finalized(&mut flag) };
+    flag != 0
+}
+
+/// This process's `MPI_Get_processor_name`.
+fn processor_name() -> Result<String> {
+    let mut buf = vec![0u8; NAME_MAX + 1];
+    let mut len: c_int = 0;
+    // SAFETY: `buf` has room for MPI_MAX_PROCESSOR_NAME characters and
+    // the terminating zero.
+    let code = unsafe { ffi::PMPI_Get_processor_name(buf.as_mut_ptr().cast(), &mut len) };
+    mpi_ok("PMPI_Get_processor_name", code)?;
+    buf.truncate(len.max(0) as usize);
+    String::from_utf8(buf).map_err(|e| Error::Config(format!("MPI processor name is not UTF-8: {e}")))
 }
 
 /// A variable of the environment, empty when not set. Never an error:
@@ -500,18 +577,32 @@ fn env_text(name: &str) -> String {
 }
 
 /// Every rank's `text` (cut at [`NAME_MAX`] bytes), by rank.
-fn all_texts(world: &SimpleCommunicator, text: &str) -> Vec<String> {
+fn all_texts(comm: ffi::MPI_Comm, size: usize, text: &str) -> Result<Vec<String>> {
     let mut mine = [0u8; NAME_MAX];
     let len = text.len().min(NAME_MAX);
     mine[..len].copy_from_slice(&text.as_bytes()[..len]);
-    let mut all = vec![0u8; NAME_MAX * world.size() as usize];
-    world.all_gather_into(&mine[..], &mut all[..]);
-    all.chunks(NAME_MAX)
+    let mut all = vec![0u8; NAME_MAX * size];
+    // SAFETY: `mine` holds NAME_MAX bytes and `all` NAME_MAX per rank of
+    // the live communicator `comm`.
+    let code = unsafe {
+        ffi::PMPI_Allgather(
+            mine.as_ptr().cast(),
+            NAME_MAX as c_int,
+            ffi::RSMPI_UINT8_T,
+            all.as_mut_ptr().cast(),
+            NAME_MAX as c_int,
+            ffi::RSMPI_UINT8_T,
+            comm,
+        )
+    };
+    mpi_ok("PMPI_Allgather", code)?;
+    Ok(all
+        .chunks(NAME_MAX)
         .map(|c| {
             let end = c.iter().position(|&b| b == 0).unwrap_or(c.len());
             String::from_utf8_lossy(&c[..end]).into_owned()
         })
-        .collect()
+        .collect())
 }
 
 fn request_null() -> ffi::MPI_Request {
@@ -528,8 +619,8 @@ fn test(request: &mut ffi::MPI_Request) -> Result<bool> {
     let mut flag: c_int = 0;
     // SAFETY: `request` is a live request made by this transport; its
     // status is not wanted.
-    let code = unsafe { ffi::MPI_Test(request, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
-    mpi_ok("MPI_Test", code)?;
+    let code = unsafe { ffi::PMPI_Test(request, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
+    mpi_ok("PMPI_Test", code)?;
     Ok(flag != 0)
 }
 

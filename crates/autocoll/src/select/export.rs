@@ -55,6 +55,8 @@ pub fn ompi_algorithm(imp: &Implementation) -> (u32, &'static str, usize, usize)
     let flat = shape == Some(&Shape::Flat);
     let chain = matches!(shape, Some(Shape::Chain | Shape::BackwardChain));
     let (id, name, fan) = match (imp.op, &imp.algorithm) {
+        // Algorithm 0 hands the call back to Open MPI's own decision.
+        (_, Algorithm::Native) => (0, "ignore", 0),
         (Collective::Bcast, _) if flat => (1, "basic_linear", 0),
         (Collective::Bcast, _) if chain => (3, "pipeline", 0),
         (Collective::Bcast, Algorithm::Tree(Shape::Binary | Shape::Kary(_))) => {

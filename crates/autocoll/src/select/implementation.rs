@@ -116,6 +116,10 @@ pub enum Algorithm {
     Rabenseifner,
     /// Dissemination barrier: in round j, signal rank + 2^j.
     Dissemination,
+    /// The MPI library's own algorithm (`<op>:mpi`), a candidate only where
+    /// a caller supplies it: the interposition library `autocoll-mpi` runs
+    /// it as `PMPI_<Op>` through [`crate::Communicator::run_raw`].
+    Native,
 }
 
 impl Algorithm {
@@ -127,6 +131,7 @@ impl Algorithm {
             Algorithm::RecursiveDoubling => "recursive-doubling",
             Algorithm::Rabenseifner => "rabenseifner",
             Algorithm::Dissemination => "dissemination",
+            Algorithm::Native => "mpi",
         }
     }
 }
@@ -154,6 +159,15 @@ impl Implementation {
         let imp = Implementation { op, algorithm, seg };
         imp.validate()?;
         Ok(imp)
+    }
+
+    /// The MPI library's own `op` (`<op>:mpi`).
+    pub fn native(op: Collective) -> Self {
+        Implementation {
+            op,
+            algorithm: Algorithm::Native,
+            seg: None,
+        }
     }
 
     /// The tree shape, for tree algorithms.
@@ -184,6 +198,11 @@ impl Implementation {
                         Error::Tree(why) => fail(why),
                         other => fail(other.to_string()),
                     })?;
+                }
+            }
+            Algorithm::Native => {
+                if self.seg.is_some() {
+                    return Err(fail("`mpi` takes no segment size".into()));
                 }
             }
             other => {
@@ -458,6 +477,7 @@ impl Params {
             "recursive-doubling" => return self.named(Algorithm::RecursiveDoubling),
             "rabenseifner" => return self.named(Algorithm::Rabenseifner),
             "dissemination" => return self.named(Algorithm::Dissemination),
+            "mpi" => return self.named(Algorithm::Native),
             other => return Err(format!("unknown algorithm `{other}`")),
         };
         self.leftovers(name)?;
@@ -499,6 +519,17 @@ impl<'de> Deserialize<'de> for Implementation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_native_candidate_is_op_colon_mpi_and_takes_no_parameters() {
+        for op in Collective::ALL {
+            let imp: Implementation = format!("{op}:mpi").parse().unwrap();
+            assert_eq!(imp, Implementation::native(op));
+            assert_eq!(imp.to_string(), format!("{op}:mpi"));
+        }
+        assert!("bcast:mpi:seg=1K".parse::<Implementation>().is_err());
+        assert!("bcast:mpi:k=2".parse::<Implementation>().is_err());
+    }
     use proptest::prelude::*;
 
     /// The shapes a level of `hier` may take.

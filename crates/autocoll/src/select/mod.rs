@@ -20,7 +20,7 @@ mod table;
 
 use std::collections::HashMap;
 
-pub use adaptive::Lottery;
+pub use adaptive::{default_candidates, Lottery};
 pub use implementation::{format_bytes, parse_bytes, Algorithm, Collective, Implementation};
 pub use table::{Rule, Table};
 
