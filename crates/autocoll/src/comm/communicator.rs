@@ -480,16 +480,25 @@ impl Communicator {
     /// learns in `state` (read now on rank 0, written back by
     /// [`Self::save_selector`] and when the communicator is dropped).
     pub fn use_lottery(&mut self, state: impl Into<std::path::PathBuf>) {
+        let lottery = Lottery::new(Params::default(), crate::clock::now_ns());
+        self.use_lottery_with(lottery, Some(state.into()));
+    }
+
+    /// Uses `lottery` (with its own parameters and candidates) for every
+    /// plain call, remembering what it learns in `state` if given, as
+    /// [`Self::use_lottery`] does.
+    pub fn use_lottery_with(&mut self, lottery: Lottery, state: Option<PathBuf>) {
+        let Some(state) = state else {
+            self.set_selector(Box::new(lottery));
+            return;
+        };
         let fingerprint = Fingerprint::new(&self.hosts(), self.transport_kind());
         let store = Store::new(state, fingerprint, self.rank() == 0);
         if let Some(balancer) = &mut self.balancer {
             balancer.attach_store(store.clone());
         }
         self.state = Some(store.clone());
-        let seed = crate::clock::now_ns();
-        self.set_selector(Box::new(
-            Lottery::new(Params::default(), seed).with_store(store),
-        ));
+        self.set_selector(Box::new(lottery.with_store(store)));
     }
 
     /// Saves what the selector has learned, if it keeps anything, and the
@@ -842,7 +851,7 @@ fn expect_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
 }
 
 /// A combining function on bytes: `acc ← acc ⊕ inc`, element by element.
-pub type RawCombine = dyn Fn(&mut [u8], &[u8]) + Sync;
+pub type RawCombine<'a> = dyn Fn(&mut [u8], &[u8]) + Sync + 'a;
 
 /// One call's arguments as bytes (see [`Communicator::run_raw`]).
 pub struct RawCall<'a> {
@@ -861,7 +870,7 @@ pub struct RawCall<'a> {
     /// Where this rank receives (bcast's buffer on every rank).
     pub recv: &'a mut [u8],
     /// The reduction, for reduce and allreduce.
-    pub combine: Option<&'a RawCombine>,
+    pub combine: Option<&'a RawCombine<'a>>,
 }
 
 impl RawCall<'_> {

@@ -1,0 +1,346 @@
+//! One collective call: check what the library can do with it, then run
+//! it with the selector's choice or hand it to `PMPI_<Op>` unchanged.
+//!
+//! Every decision to pass a call through is taken from arguments that MPI
+//! requires every rank to agree on (communicator, counts and type
+//! signatures, op, root) or, for a datatype's layout, on the assumption
+//! that ranks describe their data alike (docs/mpi-library.md says so):
+//! a call that one rank passed through and another ran would hang.
+
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use autocoll::comm::RawCall;
+use autocoll::{Algorithm, Collective, Implementation};
+use mpi::ffi::{self, MPI_Comm, MPI_Datatype, MPI_Op};
+
+use crate::boundary;
+use crate::buffers::Buffers;
+use crate::stats::Reason;
+use crate::sys::{self, OpKind};
+
+/// A call's arguments as the program gave them (C handles; Fortran's
+/// converted, its `MPI_IN_PLACE` and `MPI_BOTTOM` made C's).
+#[derive(Clone, Copy, Debug)]
+pub struct Args {
+    /// The collective.
+    pub op: Collective,
+    /// The send buffer (bcast's buffer is `recv`).
+    pub send: *const c_void,
+    /// Send count and type.
+    pub scount: c_int,
+    /// Send datatype.
+    pub stype: MPI_Datatype,
+    /// The receive buffer.
+    pub recv: *mut c_void,
+    /// Receive count.
+    pub rcount: c_int,
+    /// Receive datatype.
+    pub rtype: MPI_Datatype,
+    /// The reduction (reduce and allreduce only).
+    pub mpi_op: MPI_Op,
+    /// The root (rooted collectives only).
+    pub root: c_int,
+    /// The program's communicator.
+    pub comm: MPI_Comm,
+}
+
+/// What the checks made of a call.
+pub enum Plan {
+    /// Nothing to move: every rank returns at once.
+    Nothing,
+    /// Run by the selector's choice over these bytes.
+    Run(Layout),
+}
+
+/// The call in bytes, for this rank.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    /// This rank and the communicator's size.
+    pub rank: usize,
+    /// The number of ranks.
+    pub size: usize,
+    /// The root (0 where there is none).
+    pub root: usize,
+    /// Bytes per rank (a rank's block for scatter, gather, allgather).
+    pub bytes: usize,
+    /// Bytes per element of the datatype that reductions combine.
+    pub elem: usize,
+}
+
+/// Runs one call, never unwinding into C.
+pub fn call(args: Args) -> c_int {
+    boundary::guarded(args.op, || native(&args), || run(&args))
+}
+
+/// The call as the MPI library would run it, untouched.
+pub fn native(a: &Args) -> c_int {
+    // SAFETY: the program's own arguments, handed on unchanged to the MPI
+    // library's profiling entry point of the same call.
+    unsafe {
+        match a.op {
+            Collective::Bcast => ffi::PMPI_Bcast(a.recv, a.rcount, a.rtype, a.root, a.comm),
+            Collective::Reduce => ffi::PMPI_Reduce(
+                a.send, a.recv, a.rcount, a.rtype, a.mpi_op, a.root, a.comm,
+            ),
+            Collective::Allreduce => {
+                ffi::PMPI_Allreduce(a.send, a.recv, a.rcount, a.rtype, a.mpi_op, a.comm)
+            }
+            Collective::Scatter => ffi::PMPI_Scatter(
+                a.send, a.scount, a.stype, a.recv, a.rcount, a.rtype, a.root, a.comm,
+            ),
+            Collective::Gather => ffi::PMPI_Gather(
+                a.send, a.scount, a.stype, a.recv, a.rcount, a.rtype, a.root, a.comm,
+            ),
+            Collective::Allgather => ffi::PMPI_Allgather(
+                a.send, a.scount, a.stype, a.recv, a.rcount, a.rtype, a.comm,
+            ),
+            Collective::Barrier => ffi::PMPI_Barrier(a.comm),
+        }
+    }
+}
+
+/// What [`boundary::guarded`] does with a call.
+pub enum Outcome {
+    /// Done here, with this MPI code.
+    Done(c_int),
+    /// To the MPI library unchanged, counted under the reason.
+    Pass(Reason),
+}
+
+fn run(a: &Args) -> Outcome {
+    let layout = match plan(a) {
+        Ok(Plan::Nothing) => return Outcome::Done(sys::SUCCESS),
+        Ok(Plan::Run(layout)) => layout,
+        Err(reason) => return Outcome::Pass(reason),
+    };
+    let Some(state) = crate::state::of(a.comm) else {
+        return Outcome::Pass(Reason::Unavailable);
+    };
+    let mut state = state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let imp = match state.comm.choose(a.op, layout.bytes) {
+        Ok(imp) => imp,
+        Err(e) => return Outcome::Done(boundary::failed(a.comm, &e)),
+    };
+    boundary::with_stats(|s| s.ran(&imp));
+    let code = match imp.algorithm {
+        Algorithm::Native => state.comm.run_native(&imp, layout.bytes, || native(a)),
+        _ => execute(&mut state.comm, &imp, a, layout),
+    };
+    Outcome::Done(code)
+}
+
+/// Runs `imp` over the call's bytes; the reduction goes through
+/// `MPI_Reduce_local`, so every op MPI knows works, with MPI's own code.
+fn execute(
+    comm: &mut autocoll::Communicator,
+    imp: &Implementation,
+    a: &Args,
+    layout: Layout,
+) -> c_int {
+    // SAFETY: `plan` checked that each buffer this rank uses holds its
+    // bytes as one block (the program promises the memory is there).
+    let mut buffers = unsafe { Buffers::new(a, layout) };
+    let reducer = Reducer::new(a.rtype, a.mpi_op, layout.elem);
+    let combine = |acc: &mut [u8], inc: &[u8]| reducer.combine(acc, inc);
+    let (send, recv) = buffers.slices();
+    let raw = RawCall {
+        op: a.op,
+        root: layout.root,
+        bytes: layout.bytes,
+        elem: layout.elem,
+        send,
+        recv,
+        combine: a.op.reduces().then_some(&combine as &autocoll::comm::RawCombine),
+    };
+    if let Err(e) = comm.run_raw(imp, raw) {
+        return boundary::failed(a.comm, &e);
+    }
+    if let Some(code) = reducer.error() {
+        return sys::raise(a.comm, code);
+    }
+    sys::SUCCESS
+}
+
+/// Checks a call and lays it out in bytes, or says why MPI must have it.
+pub fn plan(a: &Args) -> Result<Plan, Reason> {
+    let invalid = |_code: c_int| Reason::Invalid;
+    if sys::is_inter(a.comm).map_err(invalid)? {
+        return Err(Reason::Intercomm);
+    }
+    let (rank, size) = sys::rank_size(a.comm).map_err(invalid)?;
+    let root = match a.op.rooted() {
+        true if a.root < 0 || a.root as usize >= size => return Err(Reason::Invalid),
+        true => a.root as usize,
+        false => 0,
+    };
+    if a.op == Collective::Barrier {
+        return Ok(Plan::Run(Layout { rank, size, root, bytes: 0, elem: 1 }));
+    }
+    if a.scount < 0 || a.rcount < 0 {
+        return Err(Reason::Invalid);
+    }
+    let at_root = rank == root;
+    let (bytes, elem) = match a.op {
+        Collective::Bcast => block(a.recv, a.rcount, a.rtype, false)?,
+        Collective::Reduce | Collective::Allreduce => reduction(a, at_root)?,
+        Collective::Scatter => blocks(a, at_root, Side::Send)?,
+        Collective::Gather => blocks(a, at_root, Side::Recv)?,
+        Collective::Allgather => blocks(a, true, Side::Recv)?,
+        Collective::Barrier => unreachable!("handled above"),
+    };
+    if bytes == 0 {
+        return Ok(Plan::Nothing);
+    }
+    if bytes.checked_mul(size).is_none_or(|all| all > i32::MAX as usize) {
+        return Err(Reason::TooLarge);
+    }
+    Ok(Plan::Run(Layout { rank, size, root, bytes, elem }))
+}
+
+/// The bytes and element size of `count` elements of `dtype` at `buf`.
+fn block(
+    buf: *const c_void,
+    count: c_int,
+    dtype: MPI_Datatype,
+    in_place_ok: bool,
+) -> Result<(usize, usize), Reason> {
+    if sys::is_in_place(buf) && !in_place_ok {
+        return Err(Reason::Invalid);
+    }
+    if sys::is_bottom(buf) {
+        return Err(Reason::Bottom);
+    }
+    let info = sys::type_info(dtype).map_err(|_| Reason::Invalid)?;
+    if !info.contiguous {
+        return Err(Reason::NonContiguous);
+    }
+    let bytes = (count as usize)
+        .checked_mul(info.size)
+        .ok_or(Reason::TooLarge)?;
+    Ok((bytes, info.size.max(1)))
+}
+
+/// Reduce and allreduce: one datatype, one op, the receive side's layout
+/// (the send side is the same type and count).
+fn reduction(a: &Args, at_root: bool) -> Result<(usize, usize), Reason> {
+    match sys::op_kind(a.mpi_op).map_err(|_| Reason::Invalid)? {
+        OpKind::Commutative => {}
+        OpKind::NonCommutative => return Err(Reason::NonCommutative),
+        OpKind::Invalid => return Err(Reason::Invalid),
+    }
+    let receives = a.op == Collective::Allreduce || at_root;
+    let layout = block(a.send, a.rcount, a.rtype, receives)?;
+    if receives {
+        block(a.recv, a.rcount, a.rtype, false)?;
+    }
+    Ok(layout)
+}
+
+/// Which side of a scatter or gather the root holds every block of.
+#[derive(PartialEq)]
+enum Side {
+    Send,
+    Recv,
+}
+
+/// Scatter, gather and allgather: this rank's block, checked against the
+/// blocks of the side that holds them all (at the root, or everywhere).
+fn blocks(a: &Args, holds_all: bool, all: Side) -> Result<(usize, usize), Reason> {
+    let (mine, mine_count, mine_type, theirs, their_count, their_type) = match all {
+        Side::Send => (a.recv as *const c_void, a.rcount, a.rtype, a.send, a.scount, a.stype),
+        Side::Recv => (a.send, a.scount, a.stype, a.recv as *const c_void, a.rcount, a.rtype),
+    };
+    if !holds_all {
+        return block(mine, mine_count, mine_type, false);
+    }
+    let (bytes, elem) = block(theirs, their_count, their_type, false)?;
+    if sys::is_in_place(mine) {
+        return Ok((bytes, elem));
+    }
+    let (own, _) = block(mine, mine_count, mine_type, false)?;
+    if own != bytes {
+        return Err(Reason::Differing);
+    }
+    Ok((bytes, elem))
+}
+
+/// Combines with `MPI_Reduce_local`, keeping the first error it returns.
+struct Reducer {
+    dtype: MPI_Datatype,
+    op: MPI_Op,
+    elem: usize,
+    error: AtomicI32,
+}
+
+// SAFETY: the handles are only passed to MPI_Reduce_local, on the thread
+// that made the call (the algorithms run on the caller's thread); `Sync`
+// is asked for by the algorithms' signature, not used.
+unsafe impl Sync for Reducer {}
+
+impl Reducer {
+    fn new(dtype: MPI_Datatype, op: MPI_Op, elem: usize) -> Reducer {
+        Reducer {
+            dtype,
+            op,
+            elem,
+            error: AtomicI32::new(sys::SUCCESS),
+        }
+    }
+
+    /// `acc ← acc ⊕ inc`; the op is commutative (checked in `plan`), so
+    /// MPI's `inoutbuf ← inbuf ⊕ inoutbuf` gives the same.
+    fn combine(&self, acc: &mut [u8], inc: &[u8]) {
+        let count = (acc.len() / self.elem) as c_int;
+        // Segments land anywhere in a received buffer; MPI's reduction
+        // kernels may assume their type's alignment.
+        let mut acc_copy = Aligned::of(acc);
+        let inc_copy = Aligned::of(inc);
+        let acc_ptr = acc_copy.as_mut().map_or(acc.as_mut_ptr(), |c| c.ptr_mut());
+        let inc_ptr = inc_copy.as_ref().map_or(inc.as_ptr(), |c| c.ptr());
+        // SAFETY: both buffers hold `count` elements of the call's
+        // datatype (its size is `elem`), aligned to 16 bytes or copied.
+        let code = unsafe {
+            ffi::PMPI_Reduce_local(inc_ptr.cast(), acc_ptr.cast(), count, self.dtype, self.op)
+        };
+        if code != sys::SUCCESS {
+            let _ = self
+                .error
+                .compare_exchange(sys::SUCCESS, code, Ordering::Relaxed, Ordering::Relaxed);
+        }
+        if let Some(copy) = acc_copy {
+            acc.copy_from_slice(copy.bytes(acc.len()));
+        }
+    }
+
+    fn error(&self) -> Option<c_int> {
+        let code = self.error.load(Ordering::Relaxed);
+        (code != sys::SUCCESS).then_some(code)
+    }
+}
+
+/// A 16-byte-aligned copy of a misaligned buffer.
+struct Aligned(Vec<u128>);
+
+impl Aligned {
+    fn of(bytes: &[u8]) -> Option<Aligned> {
+        if bytes.as_ptr().align_offset(16) == 0 {
+            return None;
+        }
+        let mut words = vec![0u128; bytes.len().div_ceil(16)];
+        bytemuck::cast_slice_mut::<u128, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
+        Some(Aligned(words))
+    }
+
+    fn ptr(&self) -> *const u8 {
+        self.0.as_ptr().cast()
+    }
+
+    fn ptr_mut(&mut self) -> *mut u8 {
+        self.0.as_mut_ptr().cast()
+    }
+
+    fn bytes(&self, len: usize) -> &[u8] {
+        &bytemuck::cast_slice::<u128, u8>(&self.0)[..len]
+    }
+}

@@ -1,0 +1,233 @@
+//! The library's settings, read once from the environment.
+//!
+//! Every value that does not parse is reported as an error naming the
+//! variable, and that setting keeps its default: a program preloaded in
+//! production must run on whatever it was given.
+
+use std::path::PathBuf;
+
+use autocoll::balance::Params;
+use autocoll::select::Table;
+use autocoll::{Collective, Implementation};
+
+/// How each call's implementation is chosen (`AUTOCOLL_SELECT`).
+#[derive(Debug)]
+pub enum Select {
+    /// The lottery, with the MPI library's own algorithm among its candidates.
+    Lottery,
+    /// Every call goes to the MPI library, untouched (the interposition's
+    /// own cost, and a switch to turn autocoll off without unloading it).
+    Native,
+    /// A tuning file from `autocoll tune`; sizes it has no rule for run natively.
+    Table(Box<Table>),
+    /// One implementation per collective named; the others run natively.
+    Fixed(Vec<Implementation>),
+}
+
+/// Everything the library reads from the environment.
+#[derive(Debug)]
+pub struct Config {
+    /// `AUTOCOLL_SELECT`.
+    pub select: Select,
+    /// `AUTOCOLL_STATE`: the lottery's memory across runs.
+    pub state: Option<PathBuf>,
+    /// `AUTOCOLL_TRACE`: the directory of stage traces.
+    pub trace: Option<PathBuf>,
+    /// `AUTOCOLL_BALANCE`: the broadcast balancer's parameters.
+    pub balance: Option<Params>,
+    /// `AUTOCOLL_PATTERN`: the file of the program's communication pattern.
+    pub pattern: Option<PathBuf>,
+    /// `AUTOCOLL_VERBOSE`: a summary at `MPI_Finalize`.
+    pub verbose: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            select: Select::Lottery,
+            state: None,
+            trace: None,
+            balance: None,
+            pattern: None,
+            verbose: false,
+        }
+    }
+}
+
+impl Config {
+    /// The settings `var` gives (the environment, in the library), and one
+    /// message per variable whose value was refused.
+    pub fn read(var: impl Fn(&str) -> Option<String>) -> (Config, Vec<String>) {
+        let mut config = Config::default();
+        let mut errors = Vec::new();
+        let mut refuse = |name: &str, value: &str, why: String| {
+            errors.push(format!(
+                "{name}={value:?}: {why}; using the default instead"
+            ))
+        };
+        if let Some(v) = var("AUTOCOLL_SELECT") {
+            match parse_select(&v) {
+                Ok(select) => config.select = select,
+                Err(why) => refuse("AUTOCOLL_SELECT", &v, why),
+            }
+        }
+        config.state = path(&var, "AUTOCOLL_STATE", &mut refuse);
+        config.trace = path(&var, "AUTOCOLL_TRACE", &mut refuse);
+        config.pattern = path(&var, "AUTOCOLL_PATTERN", &mut refuse);
+        if let Some(v) = var("AUTOCOLL_BALANCE") {
+            match Params::parse(&v) {
+                Ok(params) => config.balance = params,
+                Err(why) => refuse("AUTOCOLL_BALANCE", &v, why),
+            }
+        }
+        if let Some(v) = var("AUTOCOLL_VERBOSE") {
+            match v.trim() {
+                "" | "0" | "no" | "off" => {}
+                "1" | "yes" | "on" => config.verbose = true,
+                _ => refuse("AUTOCOLL_VERBOSE", &v, "expected 1 or 0".into()),
+            }
+        }
+        (config, errors)
+    }
+}
+
+fn path(
+    var: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    refuse: &mut impl FnMut(&str, &str, String),
+) -> Option<PathBuf> {
+    let value = var(name)?;
+    if value.trim().is_empty() {
+        refuse(name, &value, "expected a path".into());
+        return None;
+    }
+    Some(PathBuf::from(value))
+}
+
+/// `lottery`, `native`, `table:FILE` or `fixed:IMPL[,IMPL…]`.
+fn parse_select(text: &str) -> Result<Select, String> {
+    let text = text.trim();
+    if let Some(file) = text.strip_prefix("table:") {
+        let table = Table::load(file.as_ref()).map_err(|e| e.to_string())?;
+        return Ok(Select::Table(Box::new(table)));
+    }
+    if let Some(list) = text.strip_prefix("fixed:") {
+        return parse_fixed(list).map(Select::Fixed);
+    }
+    match text {
+        "lottery" => Ok(Select::Lottery),
+        "native" => Ok(Select::Native),
+        _ => Err("expected lottery, native, table:FILE or fixed:IMPL[,IMPL...]".into()),
+    }
+}
+
+fn parse_fixed(list: &str) -> Result<Vec<Implementation>, String> {
+    let mut imps: Vec<Implementation> = Vec::new();
+    for id in list.split(',').map(str::trim) {
+        let imp: Implementation = id.parse().map_err(|e| format!("{e}"))?;
+        if imps.iter().any(|other| other.op == imp.op) {
+            return Err(format!("two implementations for {}", imp.op));
+        }
+        imps.push(imp);
+    }
+    Ok(imps)
+}
+
+impl Select {
+    /// The rule for `op` under `fixed:`, if one was named.
+    pub fn fixed_for(&self, op: Collective) -> Option<&Implementation> {
+        match self {
+            Select::Fixed(imps) => imps.iter().find(|imp| imp.op == op),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn read(pairs: &[(&str, &str)]) -> (Config, Vec<String>) {
+        let env: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::read(|name| env.get(name).cloned())
+    }
+
+    #[test]
+    fn nothing_set_is_the_lottery_and_nothing_else() {
+        let (config, errors) = read(&[]);
+        assert!(errors.is_empty());
+        assert!(matches!(config.select, Select::Lottery));
+        assert!(config.state.is_none() && config.trace.is_none() && config.pattern.is_none());
+        assert!(config.balance.is_none() && !config.verbose);
+    }
+
+    #[test]
+    fn fixed_names_one_implementation_per_collective() {
+        let (config, errors) = read(&[(
+            "AUTOCOLL_SELECT",
+            "fixed:bcast:binary:seg=8K, allreduce:mpi",
+        )]);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            config.select.fixed_for(Collective::Bcast).unwrap().to_string(),
+            "bcast:binary:seg=8K"
+        );
+        assert_eq!(
+            config.select.fixed_for(Collective::Allreduce),
+            Some(&Implementation::native(Collective::Allreduce))
+        );
+        assert_eq!(config.select.fixed_for(Collective::Reduce), None);
+    }
+
+    #[test]
+    fn a_bad_value_names_its_variable_and_keeps_the_default() {
+        let (config, errors) = read(&[
+            ("AUTOCOLL_SELECT", "fixed:bcast:binary,bcast:flat"),
+            ("AUTOCOLL_BALANCE", "mode=sideways"),
+            ("AUTOCOLL_VERBOSE", "loud"),
+            ("AUTOCOLL_TRACE", " "),
+        ]);
+        assert!(matches!(config.select, Select::Lottery));
+        assert!(config.balance.is_none() && !config.verbose && config.trace.is_none());
+        assert_eq!(errors.len(), 4, "{errors:?}");
+        for (error, name) in errors.iter().zip([
+            "AUTOCOLL_SELECT",
+            "AUTOCOLL_TRACE",
+            "AUTOCOLL_BALANCE",
+            "AUTOCOLL_VERBOSE",
+        ]) {
+            assert!(error.starts_with(name), "{error}");
+            assert!(error.ends_with("using the default instead"), "{error}");
+        }
+        assert!(errors[0].contains("two implementations for bcast"));
+    }
+
+    #[test]
+    fn a_missing_table_file_is_refused_with_its_reason() {
+        let (config, errors) = read(&[("AUTOCOLL_SELECT", "table:/nonexistent/t.toml")]);
+        assert!(matches!(config.select, Select::Lottery));
+        assert!(errors[0].contains("/nonexistent/t.toml"), "{errors:?}");
+    }
+
+    #[test]
+    fn every_setting_is_read() {
+        let (config, errors) = read(&[
+            ("AUTOCOLL_SELECT", "native"),
+            ("AUTOCOLL_STATE", "s.json"),
+            ("AUTOCOLL_TRACE", "tr"),
+            ("AUTOCOLL_PATTERN", "p.json"),
+            ("AUTOCOLL_BALANCE", "sort"),
+            ("AUTOCOLL_VERBOSE", "1"),
+        ]);
+        assert!(errors.is_empty());
+        assert!(matches!(config.select, Select::Native));
+        assert_eq!(config.state, Some("s.json".into()));
+        assert_eq!(config.trace, Some("tr".into()));
+        assert_eq!(config.pattern, Some("p.json".into()));
+        assert!(config.balance.is_some() && config.verbose);
+    }
+}

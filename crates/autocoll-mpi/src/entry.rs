@@ -1,0 +1,165 @@
+//! The C entry points: each builds the call's [`Args`] and hands it on.
+
+use std::ffi::{c_int, c_void};
+
+use autocoll::Collective;
+use mpi::ffi::{MPI_Comm, MPI_Datatype, MPI_Op};
+
+use crate::coll::{call, Args};
+
+/// No reduction (the collectives that combine nothing).
+fn no_op() -> MPI_Op {
+    MPI_Op(std::ptr::null_mut())
+}
+
+/// Arguments of a call with one buffer side, for the collectives that
+/// take one datatype (bcast, reduce, allreduce, barrier).
+#[allow(clippy::too_many_arguments)]
+fn one_type(
+    op: Collective,
+    send: *const c_void,
+    recv: *mut c_void,
+    count: c_int,
+    dtype: MPI_Datatype,
+    mpi_op: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Args {
+    Args {
+        op,
+        send,
+        scount: count,
+        stype: dtype,
+        recv,
+        rcount: count,
+        rtype: dtype,
+        mpi_op,
+        root,
+        comm,
+    }
+}
+
+/// Arguments of scatter, gather and allgather.
+#[allow(clippy::too_many_arguments)]
+fn two_types(
+    op: Collective,
+    send: *const c_void,
+    scount: c_int,
+    stype: MPI_Datatype,
+    recv: *mut c_void,
+    rcount: c_int,
+    rtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Args {
+    Args {
+        op,
+        send,
+        scount,
+        stype,
+        recv,
+        rcount,
+        rtype,
+        mpi_op: no_op(),
+        root,
+        comm,
+    }
+}
+
+/// `MPI_Bcast`.
+#[no_mangle]
+pub extern "C" fn MPI_Bcast(
+    buf: *mut c_void,
+    count: c_int,
+    dtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    call(one_type(Collective::Bcast, buf, buf, count, dtype, no_op(), root, comm))
+}
+
+/// `MPI_Reduce`.
+#[no_mangle]
+pub extern "C" fn MPI_Reduce(
+    send: *const c_void,
+    recv: *mut c_void,
+    count: c_int,
+    dtype: MPI_Datatype,
+    op: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    call(one_type(Collective::Reduce, send, recv, count, dtype, op, root, comm))
+}
+
+/// `MPI_Allreduce`.
+#[no_mangle]
+pub extern "C" fn MPI_Allreduce(
+    send: *const c_void,
+    recv: *mut c_void,
+    count: c_int,
+    dtype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> c_int {
+    call(one_type(Collective::Allreduce, send, recv, count, dtype, op, 0, comm))
+}
+
+/// `MPI_Scatter`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn MPI_Scatter(
+    send: *const c_void,
+    scount: c_int,
+    stype: MPI_Datatype,
+    recv: *mut c_void,
+    rcount: c_int,
+    rtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    call(two_types(Collective::Scatter, send, scount, stype, recv, rcount, rtype, root, comm))
+}
+
+/// `MPI_Gather`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn MPI_Gather(
+    send: *const c_void,
+    scount: c_int,
+    stype: MPI_Datatype,
+    recv: *mut c_void,
+    rcount: c_int,
+    rtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    call(two_types(Collective::Gather, send, scount, stype, recv, rcount, rtype, root, comm))
+}
+
+/// `MPI_Allgather`.
+#[no_mangle]
+pub extern "C" fn MPI_Allgather(
+    send: *const c_void,
+    scount: c_int,
+    stype: MPI_Datatype,
+    recv: *mut c_void,
+    rcount: c_int,
+    rtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    call(two_types(Collective::Allgather, send, scount, stype, recv, rcount, rtype, 0, comm))
+}
+
+/// `MPI_Barrier`.
+#[no_mangle]
+pub extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
+    let (null, dtype) = (std::ptr::null_mut(), crate::sys::byte_type());
+    call(one_type(Collective::Barrier, null, null, 0, dtype, no_op(), 0, comm))
+}
+
+/// `MPI_Finalize`: autocoll's states first, while MPI still runs.
+#[no_mangle]
+pub extern "C" fn MPI_Finalize() -> c_int {
+    crate::lifecycle::finalize()
+}

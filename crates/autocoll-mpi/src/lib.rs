@@ -1,0 +1,40 @@
+//! autocoll-mpi: autocoll's collectives for unmodified MPI programs.
+//!
+//! Design in brief. Preloaded (`LD_PRELOAD`, or `autocoll mpirun`), the
+//! library defines `MPI_Bcast`, `MPI_Reduce`, `MPI_Allreduce`,
+//! `MPI_Scatter`, `MPI_Gather`, `MPI_Allgather` and `MPI_Barrier` and their
+//! Fortran names, and reaches the MPI library only through `PMPI_*`. A
+//! call is checked first ([`coll::plan`]): anything the library does not
+//! handle goes to `PMPI_<Op>` unchanged and is counted. The others run on
+//! an autocoll [`Communicator`](autocoll::Communicator) over a private
+//! duplicate of the program's communicator ([`state`]), whose selector
+//! picks per call among autocoll's implementations and the MPI library's
+//! own (`<op>:mpi`). No panic crosses into C ([`boundary`]); an MPI error
+//! reaches the program's error handler as MPI's own would. With
+//! `AUTOCOLL_PATTERN`, the point-to-point calls are wrapped too and the
+//! program's pattern is written at `MPI_Finalize`. docs/mpi-library.md has
+//! the whole story.
+//!
+//! Without the `mpi` feature only the pure parts build: the settings
+//! ([`config`]) and the counts of the summary ([`stats`]).
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod stats;
+
+#[cfg(feature = "mpi")]
+pub mod boundary;
+#[cfg(feature = "mpi")]
+mod buffers;
+#[cfg(feature = "mpi")]
+pub mod coll;
+#[cfg(feature = "mpi")]
+mod entry;
+#[cfg(feature = "mpi")]
+mod fortran;
+#[cfg(feature = "mpi")]
+mod lifecycle;
+#[cfg(feature = "mpi")]
+pub mod state;
+#[cfg(feature = "mpi")]
+mod sys;

@@ -1,0 +1,215 @@
+//! Each communicator's autocoll state, found through an MPI attribute.
+//!
+//! The first handled collective on a communicator builds its state (a
+//! collective step: every rank is in that call): a private duplicate
+//! (`PMPI_Comm_dup`, inside [`Mpi::on`]), an autocoll `Communicator` over
+//! it with the selector the settings ask for, its trace and balancer. The
+//! state's number is stored as an attribute of the program's communicator,
+//! whose delete callback drops the state when the program frees it.
+//! `MPI_Finalize` drops what is left first ([`drop_all`]), while MPI can
+//! still carry the traces' last messages and the lottery's save.
+
+use std::collections::BTreeMap;
+use std::ffi::{c_int, c_void};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use autocoll::comm::mpi::Mpi;
+use autocoll::select::lottery::Params;
+use autocoll::select::{default_candidates, Group, Lottery, Selector};
+use autocoll::{Collective, Communicator, Implementation};
+use mpi::ffi::{self, MPI_Comm};
+
+use crate::boundary;
+use crate::config::{Config, Select};
+use crate::sys;
+
+/// One communicator's state.
+pub struct State {
+    /// autocoll's communicator over the private duplicate.
+    pub comm: Communicator,
+}
+
+/// The states by number; numbers agree across the ranks of a communicator
+/// (the largest of the ranks' next numbers), so a program's communicators
+/// are dropped in one order on every rank.
+struct Registry {
+    keyval: Option<c_int>,
+    next: u64,
+    states: BTreeMap<u64, Arc<Mutex<State>>>,
+    /// True once a communicator spanning the world took the state file.
+    state_file_taken: bool,
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    keyval: None,
+    next: 0,
+    states: BTreeMap::new(),
+    state_file_taken: false,
+});
+
+fn registry() -> std::sync::MutexGuard<'static, Registry> {
+    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The state of `comm`, built on its first call; `None` when it cannot be
+/// built (said on stderr), and the call goes to MPI.
+pub fn of(comm: MPI_Comm) -> Option<Arc<Mutex<State>>> {
+    let keyval = keyval()?;
+    if let Some(id) = attribute(comm, keyval) {
+        return registry().states.get(&id).cloned();
+    }
+    match build(comm, keyval) {
+        Ok(state) => Some(state),
+        Err(why) => {
+            boundary::disable(&format!("could not set up a communicator: {why}"));
+            None
+        }
+    }
+}
+
+fn keyval() -> Option<c_int> {
+    let mut reg = registry();
+    if reg.keyval.is_none() {
+        reg.keyval = sys::create_keyval(delete).ok();
+    }
+    reg.keyval
+}
+
+fn attribute(comm: MPI_Comm, keyval: c_int) -> Option<u64> {
+    let mut value: *mut c_void = std::ptr::null_mut();
+    let mut flag: c_int = 0;
+    // SAFETY: `value` receives the pointer-sized attribute this library
+    // stored (a number, not an address).
+    let code = unsafe {
+        ffi::PMPI_Comm_get_attr(comm, keyval, (&mut value as *mut *mut c_void).cast(), &mut flag)
+    };
+    (code == sys::SUCCESS && flag != 0).then_some(value as usize as u64)
+}
+
+fn build(comm: MPI_Comm, keyval: c_int) -> Result<Arc<Mutex<State>>, String> {
+    let config = boundary::config();
+    let id = agree_on_number(comm)?;
+    // SAFETY: MPI is initialised (checked by the boundary), `comm` is an
+    // intracommunicator (checked by `coll::plan`), and the transport is
+    // used under its state's lock only.
+    let mpi = unsafe { Mpi::on(comm) }.map_err(|e| e.to_string())?;
+    let mut c = Communicator::new(Box::new(mpi));
+    let world_sized = spans_world(comm);
+    if let Some(dir) = &config.trace {
+        let dir = match world_sized {
+            true => dir.clone(),
+            false => dir.join(format!("comm-{id}")),
+        };
+        c.trace(dir).map_err(|e| e.to_string())?;
+    }
+    if let Some(params) = &config.balance {
+        c.use_balancer(params.clone()).map_err(|e| e.to_string())?;
+    }
+    let state_file = world_sized && !std::mem::replace(&mut registry().state_file_taken, true);
+    choose_selector(&mut c, config, state_file.then(|| config.state.clone()).flatten());
+    let state = Arc::new(Mutex::new(State { comm: c }));
+    registry().states.insert(id, state.clone());
+    // SAFETY: the attribute value is a number stored in a pointer's bits.
+    let code = unsafe { ffi::PMPI_Comm_set_attr(comm, keyval, id as usize as *mut c_void) };
+    sys::ok(code).map_err(|code| format!("MPI_Comm_set_attr returned {code}"))?;
+    Ok(state)
+}
+
+/// The largest of the ranks' next numbers, taken by every rank.
+fn agree_on_number(comm: MPI_Comm) -> Result<u64, String> {
+    let mine = registry().next;
+    let mut agreed: u64 = 0;
+    // SAFETY: one u64 each way, on the program's communicator, which
+    // every rank is in (this is inside one of its collective calls).
+    let code = unsafe {
+        ffi::PMPI_Allreduce(
+            (&mine as *const u64).cast(),
+            (&mut agreed as *mut u64).cast(),
+            1,
+            ffi::RSMPI_UINT64_T,
+            ffi::RSMPI_MAX,
+            comm,
+        )
+    };
+    sys::ok(code).map_err(|code| format!("MPI_Allreduce returned {code}"))?;
+    registry().next = agreed + 1;
+    Ok(agreed)
+}
+
+/// True when `comm` holds the same processes as `MPI_COMM_WORLD`.
+fn spans_world(comm: MPI_Comm) -> bool {
+    let mut result: c_int = 0;
+    // SAFETY: both communicators are valid.
+    let code = unsafe { ffi::PMPI_Comm_compare(comm, sys::world(), &mut result) };
+    // SAFETY: constants of rsmpi's shim.
+    let (ident, congruent) = unsafe { (ffi::RSMPI_IDENT, ffi::RSMPI_CONGRUENT) };
+    code == sys::SUCCESS && (result == ident || result == congruent)
+}
+
+/// The selector the settings ask for. The lottery's state file is used by
+/// the first communicator that spans the world only: two communicators
+/// writing one file would overwrite each other's learning.
+fn choose_selector(c: &mut Communicator, config: &Config, state: Option<PathBuf>) {
+    match &config.select {
+        Select::Lottery => {
+            let hosts = c.layout().map_or(1, |l| l.host_count());
+            let lottery = Lottery::new(Params::default(), autocoll::clock::now_ns())
+                .with_candidates(move |op, ranks, bytes| {
+                    let mut candidates = default_candidates(op, ranks, bytes, hosts);
+                    candidates.push(Implementation::native(op));
+                    candidates
+                });
+            c.use_lottery_with(lottery, state);
+        }
+        Select::Table(table) => c.set_selector(Box::new(Rules::Table(table.clone()))),
+        Select::Fixed(imps) => c.set_selector(Box::new(Rules::Fixed(imps.clone()))),
+        Select::Native => {}
+    }
+}
+
+/// A tuning table or fixed choices; anything they do not name runs as the
+/// MPI library's own.
+enum Rules {
+    Table(Box<autocoll::select::Table>),
+    Fixed(Vec<Implementation>),
+}
+
+impl Selector for Rules {
+    fn select(
+        &mut self,
+        group: &mut dyn Group,
+        op: Collective,
+        bytes: usize,
+    ) -> autocoll::Result<Implementation> {
+        let rule = match self {
+            Rules::Table(table) => table.lookup(op, group.size(), bytes),
+            Rules::Fixed(imps) => imps.iter().find(|imp| imp.op == op),
+        };
+        Ok(rule.cloned().unwrap_or_else(|| Implementation::native(op)))
+    }
+}
+
+/// Drops every state, oldest number first: traces are written and the
+/// lottery saves while MPI still runs. Called by `MPI_Finalize`.
+pub fn drop_all() {
+    let states = std::mem::take(&mut registry().states);
+    for (_, state) in states {
+        drop(state);
+    }
+}
+
+/// The attribute's delete callback: the program freed a communicator.
+unsafe extern "C" fn delete(
+    _comm: MPI_Comm,
+    _keyval: c_int,
+    value: *mut c_void,
+    _extra: *mut c_void,
+) -> c_int {
+    let id = value as usize as u64;
+    let state = std::panic::catch_unwind(|| registry().states.remove(&id));
+    if let Ok(Some(state)) = state {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(state)));
+    }
+    sys::SUCCESS
+}

@@ -1,0 +1,183 @@
+/* Every wrapped collective over types, counts, roots, communicators and
+ * in-place forms; each rank writes what it received to DIR/rank-N.txt so
+ * that a run with the library and one without compare line for line. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static FILE *out;
+static int world_rank;
+
+/* A value every rank can compute: test, rank, index. */
+static long val(int test, int rank, long i) { return (test * 131 + rank * 17 + i * 7) % 253 - 120; }
+
+typedef struct { MPI_Datatype type; const char *name; int size; } Type;
+
+static void put(void *buf, const Type *t, long i, long v)
+{
+    switch (t->size) {
+    case 1: ((signed char *)buf)[i] = (signed char)v; break;
+    case 4: if (t->type == MPI_FLOAT) ((float *)buf)[i] = (float)v / 8; else ((int *)buf)[i] = (int)v; break;
+    case 8: if (t->type == MPI_DOUBLE) ((double *)buf)[i] = (double)v / 8; else if (t->type == MPI_2INT) { ((int *)buf)[2*i] = (int)v; ((int *)buf)[2*i+1] = (int)(v & 3); } else ((long *)buf)[i] = v; break;
+    }
+}
+
+static void fill(void *buf, const Type *t, long n, int test, int rank)
+{
+    for (long i = 0; i < n; i++) put(buf, t, i, val(test, rank, i));
+}
+
+/* A digest of n elements, printed with the test's name. */
+static void report(const char *what, const void *buf, long bytes)
+{
+    unsigned long h = 1469598103934665603UL;
+    for (long i = 0; i < bytes; i++) { h ^= ((const unsigned char *)buf)[i]; h *= 1099511628211UL; }
+    fprintf(out, "%s bytes=%ld digest=%016lx\n", what, bytes, h);
+}
+
+static void check(int code, const char *what)
+{
+    if (code != MPI_SUCCESS) { fprintf(stderr, "rank %d: %s returned %d\n", world_rank, what, code); MPI_Abort(MPI_COMM_WORLD, 2); }
+}
+
+/* Affine maps x -> m x + a composed: associative, not commutative. */
+static void compose(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    unsigned long *a = in, *b = inout;
+    for (int i = 0; i < *len; i++) {
+        unsigned long m = a[2*i] * b[2*i], c = a[2*i] * b[2*i+1] + a[2*i+1];
+        b[2*i] = m; b[2*i+1] = c;
+    }
+    (void)t;
+}
+
+static void add_ints(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    for (int i = 0; i < *len; i++) ((int *)inout)[i] += ((int *)in)[i];
+    (void)t;
+}
+
+static void run(MPI_Comm comm, const char *cname, const Type *t, long n, int root, int test)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    long bytes = n * t->size;
+    char *a = malloc(bytes * size + 16), *b = malloc(bytes * size + 16);
+    char what[200];
+    int red = t->type != MPI_CHAR; /* MPI_CHAR is not for reductions */
+    MPI_Op op = t->type == MPI_2INT ? MPI_MINLOC : (t->type == MPI_FLOAT || t->type == MPI_DOUBLE ? MPI_SUM : MPI_MAX);
+#define NAME(op, ip) snprintf(what, sizeof what, "%s %s %s n=%ld root=%d%s", op, cname, t->name, n, root, ip)
+
+    fill(a, t, n, test, rank); memset(b, 0, bytes * size + 16);
+    check(MPI_Bcast(rank == root ? a : b, (int)n, t->type, root, comm), "bcast");
+    NAME("bcast", ""); report(what, rank == root ? a : b, bytes);
+
+    if (red) {
+        fill(a, t, n, test + 1, rank); memset(b, 0, bytes);
+        check(MPI_Reduce(a, b, (int)n, t->type, op, root, comm), "reduce");
+        NAME("reduce", ""); if (rank == root) report(what, b, bytes);
+        fill(b, t, n, test + 2, rank);
+        check(MPI_Reduce(rank == root ? MPI_IN_PLACE : b, rank == root ? b : NULL, (int)n, t->type, op, root, comm), "reduce in place");
+        NAME("reduce", " in-place"); if (rank == root) report(what, b, bytes);
+        fill(a, t, n, test + 3, rank); memset(b, 0, bytes);
+        check(MPI_Allreduce(a, b, (int)n, t->type, op, comm), "allreduce");
+        NAME("allreduce", ""); report(what, b, bytes);
+        fill(b, t, n, test + 4, rank);
+        check(MPI_Allreduce(MPI_IN_PLACE, b, (int)n, t->type, op, comm), "allreduce in place");
+        NAME("allreduce", " in-place"); report(what, b, bytes);
+    }
+
+    fill(a, t, n * size, test + 5, rank); memset(b, 0, bytes * size);
+    check(MPI_Scatter(a, (int)n, t->type, b, (int)n, t->type, root, comm), "scatter");
+    NAME("scatter", ""); report(what, b, bytes);
+    fill(a, t, n * size, test + 6, rank);
+    check(MPI_Scatter(a, (int)n, t->type, rank == root ? MPI_IN_PLACE : b, (int)n, t->type, root, comm), "scatter in place");
+    NAME("scatter", " in-place"); report(what, rank == root ? a + (long)root * bytes : b, bytes);
+
+    fill(a, t, n, test + 7, rank); memset(b, 0, bytes * size);
+    check(MPI_Gather(a, (int)n, t->type, b, (int)n, t->type, root, comm), "gather");
+    NAME("gather", ""); if (rank == root) report(what, b, bytes * size);
+    fill(b, t, n * size, test + 8, rank);
+    check(MPI_Gather(rank == root ? MPI_IN_PLACE : b + (long)rank * bytes, (int)n, t->type, b, (int)n, t->type, root, comm), "gather in place");
+    NAME("gather", " in-place"); if (rank == root) report(what, b, bytes * size);
+
+    fill(a, t, n, test + 9, rank); memset(b, 0, bytes * size);
+    check(MPI_Allgather(a, (int)n, t->type, b, (int)n, t->type, comm), "allgather");
+    NAME("allgather", ""); report(what, b, bytes * size);
+    fill(b, t, n * size, test + 10, rank);
+    check(MPI_Allgather(MPI_IN_PLACE, (int)n, t->type, b, (int)n, t->type, comm), "allgather in place");
+    NAME("allgather", " in-place"); report(what, b, bytes * size);
+
+    check(MPI_Barrier(comm), "barrier");
+    free(a); free(b);
+}
+
+static void user_ops(MPI_Comm comm, const char *cname)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Op sum, affine;
+    MPI_Op_create(add_ints, 1, &sum);
+    MPI_Op_create(compose, 0, &affine);
+    int n = 1001, in[1001], res[1001];
+    for (int i = 0; i < n; i++) in[i] = rank * 1000 + i;
+    check(MPI_Allreduce(in, res, n, MPI_INT, sum, comm), "user sum");
+    char what[100];
+    snprintf(what, sizeof what, "allreduce %s user-commutative", cname); report(what, res, sizeof res);
+    MPI_Datatype pair;
+    MPI_Type_contiguous(2, MPI_UNSIGNED_LONG, &pair);
+    MPI_Type_commit(&pair);
+    unsigned long maps[2 * 33], comp[2 * 33];
+    for (int i = 0; i < 33; i++) { maps[2*i] = 2 * (rank + i) + 1; maps[2*i+1] = rank * 7 + i; }
+    check(MPI_Reduce(maps, comp, 33, pair, affine, 0, comm), "user non-commutative");
+    snprintf(what, sizeof what, "reduce %s user-non-commutative", cname);
+    if (rank == 0) report(what, comp, sizeof comp);
+    check(MPI_Allreduce(maps, comp, 33, pair, affine, comm), "user non-commutative allreduce");
+    snprintf(what, sizeof what, "allreduce %s user-non-commutative", cname); report(what, comp, sizeof comp);
+    MPI_Type_free(&pair);
+    MPI_Op_free(&sum);
+    MPI_Op_free(&affine);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    char path[512];
+    snprintf(path, sizeof path, "%s/rank-%d.txt", argc > 1 ? argv[1] : ".", world_rank);
+    out = fopen(path, "w");
+    if (!out) { perror(path); MPI_Abort(MPI_COMM_WORLD, 1); }
+
+    MPI_Comm dup, half, reversed;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, world_rank, &half);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - world_rank, &reversed);
+    struct { MPI_Comm c; const char *name; } comms[] = {
+        { MPI_COMM_WORLD, "world" }, { dup, "dup" }, { half, "half" }, { reversed, "reversed" } };
+    Type types[] = { { MPI_CHAR, "char", 1 }, { MPI_INT, "int", 4 }, { MPI_LONG, "long", 8 },
+                     { MPI_FLOAT, "float", 4 }, { MPI_DOUBLE, "double", 8 }, { MPI_2INT, "2int", 8 } };
+    long counts[] = { 0, 1, 7, 40000 };
+    int test = 0;
+    for (int c = 0; c < 4; c++) {
+        int csize;
+        MPI_Comm_size(comms[c].c, &csize);
+        for (int t = 0; t < 6; t++)
+            for (int k = 0; k < 4; k++) {
+                if (counts[k] > 1000 && t != 4 && c > 0) continue; /* large: doubles only, beyond world */
+                int roots[] = { 0, csize - 1 };
+                for (int r = 0; r < (csize > 1 ? 2 : 1); r++)
+                    run(comms[c].c, comms[c].name, &types[t], counts[k], roots[r], test++);
+            }
+        user_ops(comms[c].c, comms[c].name);
+    }
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&half);
+    MPI_Comm_free(&reversed);
+    fclose(out);
+    MPI_Finalize();
+    return 0;
+}
