@@ -1,0 +1,59 @@
+! The wrapped collectives from Fortran (`use mpi`), with in-place forms:
+! each rank writes its results to DIR/rank-N.txt.
+program collectives
+  use mpi
+  implicit none
+  integer :: ierr, rank, nranks, i, u, root
+  integer, parameter :: n = 1000
+  integer :: a(n), b(n), big(n * 8)
+  double precision :: x(n), y(n)
+  character(len=256) :: dir, path
+
+  call mpi_init(ierr)
+  call mpi_comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call mpi_comm_size(MPI_COMM_WORLD, nranks, ierr)
+  call get_command_argument(1, dir)
+  write (path, '(a, "/rank-", i0, ".txt")') trim(dir), rank
+  open (newunit=u, file=path, status='replace')
+  root = nranks - 1
+
+  a = [(rank * 100 + i, i = 1, n)]
+  call mpi_bcast(a, n, MPI_INTEGER, root, MPI_COMM_WORLD, ierr)
+  write (u, *) 'bcast', ierr, sum(a), a(1), a(n)
+
+  a = [(rank * 3 + i, i = 1, n)]
+  call mpi_reduce(a, b, n, MPI_INTEGER, MPI_SUM, 0, MPI_COMM_WORLD, ierr)
+  if (rank == 0) write (u, *) 'reduce', ierr, sum(b), b(1), b(n)
+  b = a
+  if (rank == 0) then
+    call mpi_reduce(MPI_IN_PLACE, b, n, MPI_INTEGER, MPI_MAX, 0, MPI_COMM_WORLD, ierr)
+    write (u, *) 'reduce in place', ierr, sum(b)
+  else
+    call mpi_reduce(b, b, n, MPI_INTEGER, MPI_MAX, 0, MPI_COMM_WORLD, ierr)
+  end if
+
+  x = [(rank + i / 8.0d0, i = 1, n)]
+  call mpi_allreduce(x, y, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+  write (u, *) 'allreduce', ierr, sum(y), y(1), y(n)
+  call mpi_allreduce(MPI_IN_PLACE, x, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+  write (u, *) 'allreduce in place', ierr, sum(x)
+
+  big = [(rank * 7 + i, i = 1, n * 8)]
+  call mpi_scatter(big, 100, MPI_INTEGER, b, 100, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+  write (u, *) 'scatter', ierr, sum(b(1:100))
+
+  a = [(rank * 5 + i, i = 1, n)]
+  call mpi_gather(a, 100, MPI_INTEGER, big, 100, MPI_INTEGER, root, MPI_COMM_WORLD, ierr)
+  if (rank == root) write (u, *) 'gather', ierr, sum(big(1:100 * nranks))
+
+  call mpi_allgather(a, 100, MPI_INTEGER, big, 100, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  write (u, *) 'allgather', ierr, sum(big(1:100 * nranks))
+  big(rank * 100 + 1:rank * 100 + 100) = a(1:100) * 2
+  call mpi_allgather(MPI_IN_PLACE, 100, MPI_INTEGER, big, 100, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  write (u, *) 'allgather in place', ierr, sum(big(1:100 * nranks))
+
+  call mpi_barrier(MPI_COMM_WORLD, ierr)
+  write (u, *) 'barrier', ierr
+  close (u)
+  call mpi_finalize(ierr)
+end program collectives
