@@ -171,8 +171,8 @@ fn read_errors_name_the_file_line_and_column() {
     let cases = [
         (
             file_with(&[ok, r#"{"src":0,"dst":2,"class":3,"count":2,"bytes":12}"#]),
-            "p.json:7: column ",
-            "dst 2 is not below ranks 2",
+            "p.json:7: column 52: ",
+            "p2p entry 2: dst 2 is not below ranks 2",
         ),
         (
             file_with(&[r#"{"src":0,"dst":1,"class":65,"count":1,"bytes":1}"#]),
