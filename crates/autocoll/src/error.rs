@@ -163,6 +163,10 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A communication pattern's parts do not fit together, or a rank's
+    /// counts (sent to rank 0 at the end of a job) are cut short or damaged.
+    #[error("pattern: {0}")]
+    Pattern(String),
     /// The environment or configuration given to the library is unusable.
     #[error("configuration: {0}")]
     Config(String),

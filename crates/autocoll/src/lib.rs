@@ -24,6 +24,7 @@ pub mod launch;
 pub mod layout;
 pub mod measure;
 pub mod observe;
+pub mod pattern;
 pub mod select;
 pub mod trace;
 pub mod tree;
@@ -40,7 +41,9 @@ pub use tree::{Shape, Tree};
 /// them the process is a job of one rank (like an MPI singleton). With
 /// `AUTOCOLL_TRACE=DIR` set, every rank records a trace into DIR
 /// ([`Communicator::trace`]); with `AUTOCOLL_BALANCE` set, the balancer is
-/// on ([`balance::from_env`]).
+/// on ([`balance::from_env`]); with `AUTOCOLL_PATTERN=FILE` set, every
+/// message is counted and rank 0 writes the job's pattern to FILE at the
+/// end ([`pattern::from_env`]).
 pub fn init() -> Result<Communicator> {
     if let Some(config) = comm::tcp::Config::from_env()? {
         let tcp = comm::tcp::Tcp::connect(&config)?;
@@ -56,9 +59,11 @@ pub fn init() -> Result<Communicator> {
     traced(Communicator::new(Box::new(one)))
 }
 
-/// `comm`, recording if `AUTOCOLL_TRACE` asks for it and balancing if
-/// `AUTOCOLL_BALANCE` does.
+/// `comm`, counting its messages if `AUTOCOLL_PATTERN` asks for it,
+/// recording if `AUTOCOLL_TRACE` does and balancing if `AUTOCOLL_BALANCE`
+/// does. The counting starts first, so that it sees every collective.
 fn traced(mut comm: Communicator) -> Result<Communicator> {
+    pattern::from_env(&mut comm)?;
     trace::from_env(&mut comm)?;
     balance::from_env(&mut comm)?;
     Ok(comm)

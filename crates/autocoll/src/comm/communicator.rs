@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytemuck::Pod;
@@ -17,6 +17,7 @@ use crate::coll::{self, segment_bytes, Combine, Ctx};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::observe::{Observer, Stage};
+use crate::pattern::{Recorder as PatternRecorder, Recording, Sink};
 use crate::select::lottery::Params;
 use crate::select::state::{Fingerprint, Store};
 use crate::select::{Algorithm, Collective, Fixed, Group, Implementation, Lottery, Selector};
@@ -48,6 +49,8 @@ pub struct Communicator {
     user_observer: Option<Arc<dyn Observer>>,
     added: Vec<Arc<dyn Observer>>,
     tracing: Option<Tracing>,
+    /// Where the pattern's counts go at the end, when one is recorded.
+    pattern: Option<Sink>,
     selector: Box<dyn Selector>,
 }
 
@@ -134,6 +137,7 @@ impl Communicator {
             user_observer: None,
             added: Vec::new(),
             tracing: None,
+            pattern: None,
             selector: Box::new(Fixed::default()),
         }
     }
@@ -293,6 +297,35 @@ impl Communicator {
     /// The recorder of the recording in progress, if any.
     pub fn recorder(&self) -> Option<&Arc<Recorder>> {
         self.tracing.as_ref().map(|t| &t.recorder)
+    }
+
+    /// Counts every later message this rank sends (collective: every rank
+    /// calls it with the same path): when the communicator is dropped,
+    /// every rank's counts go to rank 0, which writes the job's pattern to
+    /// `path` ([`crate::pattern`], atomically). Rank 0 checks now that it
+    /// can write there (creating the directory if missing); a path it
+    /// cannot write is an error on every rank. Called again, the counts go
+    /// on and the new path takes the old one's place.
+    pub fn record_pattern(&mut self, path: impl Into<PathBuf>) -> Result<()> {
+        let path = path.into();
+        crate::pattern::check_path(self, &path)?;
+        if let Some(sink) = &mut self.pattern {
+            sink.redirect(path);
+            return Ok(());
+        }
+        let recorder = Arc::new(Mutex::new(PatternRecorder::new(self.rank(), self.size())));
+        // A one-rank channel holds the place for the moment of the swap;
+        // nothing is sent through it.
+        let stand_in = Box::new(super::local::transports(1).pop().expect("one rank"));
+        let inner = std::mem::replace(&mut self.transport, stand_in);
+        self.transport = Box::new(Recording::new(inner, recorder.clone(), None));
+        self.pattern = Some(Sink::new(recorder, path));
+        Ok(())
+    }
+
+    /// This rank's counts of the pattern being recorded, if one is.
+    pub fn pattern_recorder(&self) -> Option<&Arc<Mutex<PatternRecorder>>> {
+        self.pattern.as_ref().map(Sink::recorder)
     }
 
     /// Numbers a call that the library makes with raw messages (the
@@ -817,10 +850,11 @@ impl Group for Communicator {
 }
 
 impl Drop for Communicator {
-    /// Writes the trace, if recording, and saves what the selector
-    /// learned; a failure can only be reported. The trace's end-offset
+    /// Writes the trace, if recording, gathers the pattern to rank 0 and
+    /// writes it, if recording one, and saves what the selector learned;
+    /// a failure can only be reported. The trace's end-offset
     /// exchange waits a short time only, so that a job whose rank died
-    /// still writes what it has.
+    /// still writes what it has (and so does the pattern's gathering).
     fn drop(&mut self) {
         if let Some(mut tracing) = self.tracing.take() {
             if tracing.estimates_offsets() {
@@ -828,6 +862,12 @@ impl Drop for Communicator {
             }
             if let Err(e) = tracing.write(self) {
                 eprintln!("autocoll: warning: could not write the trace: {e}");
+            }
+        }
+        if let Some(sink) = self.pattern.take() {
+            self.transport.set_timeout(crate::trace::FINAL_TIMEOUT);
+            if let Err(e) = sink.finish(self.transport.as_mut()) {
+                eprintln!("autocoll: warning: could not write the pattern: {e}");
             }
         }
         if let Err(e) = self.selector.save() {

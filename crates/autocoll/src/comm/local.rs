@@ -42,7 +42,8 @@ pub fn transports(n: usize) -> Vec<Local> {
 /// Runs `body` on `n` threads, each with its own rank's communicator, and
 /// returns what each rank returned, in rank order. With `AUTOCOLL_TRACE=DIR`
 /// set, every rank records a trace into DIR; with `AUTOCOLL_BALANCE` set,
-/// the balancer is on.
+/// the balancer is on; with `AUTOCOLL_PATTERN=FILE` set, rank 0 writes the
+/// job's pattern to FILE at the end.
 pub fn run<R, F>(n: usize, body: F) -> Vec<R>
 where
     R: Send,
@@ -66,12 +67,18 @@ where
     })
 }
 
-/// `comm`, recording if `AUTOCOLL_TRACE` asks for it and balancing if
-/// `AUTOCOLL_BALANCE` does. `run` cannot return an error of its own: a
+/// `comm`, counting its messages if `AUTOCOLL_PATTERN` asks for it,
+/// recording if `AUTOCOLL_TRACE` does and balancing if `AUTOCOLL_BALANCE`
+/// does. `run` cannot return an error of its own: a pattern file or a
 /// directory the ranks cannot write in, or a value of `AUTOCOLL_BALANCE`
 /// that does not parse, is reported (by rank 0, for all) and the job runs
-/// without a trace, or without the balancer.
+/// without the pattern, the trace, or the balancer.
 fn traced(mut comm: Communicator) -> Communicator {
+    if let Err(e) = crate::pattern::from_env(&mut comm) {
+        if comm.rank() == 0 {
+            eprintln!("autocoll: warning: {e}; running without recording the pattern");
+        }
+    }
     if let Err(e) = crate::trace::from_env(&mut comm) {
         if comm.rank() == 0 {
             eprintln!(
