@@ -35,6 +35,10 @@ mod fortran;
 #[cfg(feature = "mpi")]
 mod lifecycle;
 #[cfg(feature = "mpi")]
+mod p2p;
+#[cfg(feature = "mpi")]
+pub mod pattern;
+#[cfg(feature = "mpi")]
 pub mod state;
 #[cfg(feature = "mpi")]
 mod sys;

@@ -11,6 +11,7 @@ use crate::{boundary, state, sys};
 pub fn finalize() -> c_int {
     let done = std::panic::catch_unwind(|| {
         state::drop_all();
+        crate::pattern::finish();
         if boundary::config().verbose && is_world_rank0() {
             for line in boundary::with_stats(|s| s.summary()) {
                 eprintln!("{line}");

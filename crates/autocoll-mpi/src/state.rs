@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use autocoll::comm::mpi::Mpi;
+use autocoll::pattern::Recording;
 use autocoll::select::lottery::Params;
 use autocoll::select::{default_candidates, Group, Lottery, Selector};
 use autocoll::{Collective, Communicator, Implementation};
@@ -94,7 +95,15 @@ fn build(comm: MPI_Comm, keyval: c_int) -> Result<Arc<Mutex<State>>, String> {
     // intracommunicator (checked by `coll::plan`), and the transport is
     // used under its state's lock only.
     let mpi = unsafe { Mpi::on(comm) }.map_err(|e| e.to_string())?;
-    let mut c = Communicator::new(Box::new(mpi));
+    let transport: Box<dyn autocoll::Transport> = match crate::pattern::recorder() {
+        Some(rec) => Box::new(Recording::new(
+            Box::new(mpi),
+            rec.clone(),
+            crate::pattern::world_ranks(comm),
+        )),
+        None => Box::new(mpi),
+    };
+    let mut c = Communicator::new(transport);
     let world_sized = spans_world(comm);
     if let Some(dir) = &config.trace {
         let dir = match world_sized {

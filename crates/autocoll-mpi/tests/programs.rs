@@ -191,3 +191,39 @@ fn issue18_a_bad_setting_is_named_and_the_program_runs_on_defaults() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.matches("AUTOCOLL_SELECT=\"fastest\"").count(), 1, "{err}");
 }
+
+#[test]
+fn issue18_the_pattern_of_a_ring_has_exactly_its_pairs_and_counts() {
+    use autocoll::pattern::{Entry, Pattern};
+    let dir = scratch("ring");
+    let exe = build("mpicc", "ring.c", &dir);
+    let file = dir.join("ring.json");
+    let path = file.to_str().unwrap();
+    let select = "fixed:allreduce:recursive-doubling";
+    mpirun(4, true, &[("AUTOCOLL_PATTERN", path), ("AUTOCOLL_SELECT", select)], &exe, &[]);
+    let pattern = Pattern::read(&file).unwrap();
+    assert_eq!((pattern.ranks, pattern.source.as_str()), (4, "mpi"));
+    let mut expected = Vec::new();
+    for src in 0..4 {
+        let (right, left) = ((src + 1) % 4, (src + 3) % 4);
+        let entry = |dst, class, count, bytes| Entry { src, dst, class, count, bytes };
+        expected.push(entry(right, 2, 2, 6)); // persistent, 3 B, started twice
+        expected.push(entry(right, 6, 2, 104)); // Isend of 40 B, Sendrecv of 64 B
+        expected.push(entry(right, 10, 2, 2000)); // Sendrecv of 1000 B, twice
+        expected.push(entry(left, 7, 1, 100)); // through the reversed communicator
+    }
+    let mut got = pattern.p2p.clone();
+    got.sort_by_key(|e| (e.src, e.dst, e.class));
+    expected.sort_by_key(|e| (e.src, e.dst, e.class));
+    assert_eq!(got, expected);
+    // Recursive doubling on 4 ranks: each rank sends 8 B to rank ^ 1 and ^ 2.
+    for src in 0..4usize {
+        for dst in [src ^ 1, src ^ 2] {
+            assert!(
+                pattern.collective.iter().any(|e| e.src == src && e.dst == dst),
+                "no collective traffic {src} -> {dst}: {:?}",
+                pattern.collective
+            );
+        }
+    }
+}
