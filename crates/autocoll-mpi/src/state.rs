@@ -104,11 +104,16 @@ fn build(comm: MPI_Comm, keyval: c_int) -> Result<Arc<Mutex<State>>, String> {
         None => Box::new(mpi),
     };
     let mut c = Communicator::new(transport);
-    let world_sized = spans_world(comm);
+    let (same, world_sized) = compare_with_world(comm);
     if let Some(dir) = &config.trace {
-        let dir = match world_sized {
+        // Communicators made alike at once (the halves of a split) agree
+        // on one number: the world rank of their rank 0 tells them apart.
+        let dir = match same {
             true => dir.clone(),
-            false => dir.join(format!("comm-{id}")),
+            false => {
+                let leader = crate::pattern::world_ranks(comm).map_or(0, |w| w[0]);
+                dir.join(format!("comm-{id}-w{leader}"))
+            }
         };
         c.trace(dir).map_err(|e| e.to_string())?;
     }
@@ -146,14 +151,16 @@ fn agree_on_number(comm: MPI_Comm) -> Result<u64, String> {
     Ok(agreed)
 }
 
-/// True when `comm` holds the same processes as `MPI_COMM_WORLD`.
-fn spans_world(comm: MPI_Comm) -> bool {
+/// Whether `comm` is `MPI_COMM_WORLD` itself, and whether it holds the
+/// same processes in the same order (a duplicate of it, say).
+fn compare_with_world(comm: MPI_Comm) -> (bool, bool) {
     let mut result: c_int = 0;
     // SAFETY: both communicators are valid.
     let code = unsafe { ffi::PMPI_Comm_compare(comm, sys::world(), &mut result) };
     // SAFETY: constants of rsmpi's shim.
     let (ident, congruent) = unsafe { (ffi::RSMPI_IDENT, ffi::RSMPI_CONGRUENT) };
-    code == sys::SUCCESS && (result == ident || result == congruent)
+    let ok = code == sys::SUCCESS;
+    (ok && result == ident, ok && (result == ident || result == congruent))
 }
 
 /// The selector the settings ask for. The lottery's state file is used by

@@ -227,3 +227,53 @@ fn issue18_the_pattern_of_a_ring_has_exactly_its_pairs_and_counts() {
         }
     }
 }
+
+#[test]
+fn issue18_traces_and_the_lottery_state_are_written_per_communicator() {
+    let dir = scratch("trace-state");
+    let exe = build("mpicc", "collectives.c", &dir);
+    let (out_dir, traces, state) = (dir.join("out"), dir.join("traces"), dir.join("state.json"));
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let env = [
+        ("AUTOCOLL_TRACE", traces.to_str().unwrap()),
+        ("AUTOCOLL_STATE", state.to_str().unwrap()),
+    ];
+    mpirun(4, true, &env, &exe, &[&out_dir]);
+    // MPI_COMM_WORLD's traces go to the directory, every other
+    // communicator's to comm-<number>-w<world rank of its rank 0>.
+    let names = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let top = names(&traces);
+    for rank in 0..4 {
+        assert!(top.contains(&format!("rank-{rank:05}.trace")), "{top:?}");
+    }
+    let subdirs: Vec<&String> = top.iter().filter(|n| n.starts_with("comm-")).collect();
+    // dup, two halves, reversed (whose rank 0 is world rank 3).
+    assert_eq!(subdirs.len(), 4, "{top:?}");
+    assert!(subdirs.iter().any(|d| d.ends_with("-w3")), "{top:?}");
+    // The halves hold 2 ranks' files each, dup and reversed 4.
+    let mut sizes: Vec<usize> = subdirs.iter().map(|d| names(&traces.join(d)).len()).collect();
+    sizes.sort();
+    assert_eq!(sizes, [2, 2, 4, 4], "{top:?}");
+    let state_text = std::fs::read_to_string(&state).unwrap();
+    assert!(state_text.contains("bcast"), "{state_text}");
+}
+
+#[test]
+fn issue18_native_selection_passes_every_call_to_mpi() {
+    let dir = scratch("native");
+    let exe = build("mpicc", "wildcard.c", &dir);
+    let out = mpirun(2, true, &[("AUTOCOLL_SELECT", "native"), ("AUTOCOLL_VERBOSE", "1")], &exe, &[]);
+    let counts = summary(&out.stderr);
+    assert!(!counts.is_empty());
+    for (op, autocoll, native, passed) in counts {
+        assert_eq!((autocoll, native), (0, 0), "{op}");
+        assert!(passed > 0, "{op}");
+    }
+}
