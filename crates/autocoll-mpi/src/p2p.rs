@@ -149,6 +149,8 @@ pub extern "C" fn MPI_Sendrecv_replace(
     pattern::send(count, dtype, dest, comm);
     // SAFETY: the program's arguments, handed on unchanged.
     unsafe {
-        ffi::PMPI_Sendrecv_replace(buf, count, dtype, dest, sendtag, source, recvtag, comm, status)
+        ffi::PMPI_Sendrecv_replace(
+            buf, count, dtype, dest, sendtag, source, recvtag, comm, status,
+        )
     }
 }

@@ -94,7 +94,9 @@ fn resolve(count: c_int, dtype: MPI_Datatype, dest: c_int, comm: MPI_Comm) -> Op
 
 fn count(dst: usize, bytes: u64) {
     if let Some(rec) = recorder() {
-        rec.lock().unwrap_or_else(|p| p.into_inner()).record(Kind::P2p, dst, bytes);
+        rec.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .record(Kind::P2p, dst, bytes);
     }
 }
 
@@ -108,11 +110,18 @@ pub fn send(count_: c_int, dtype: MPI_Datatype, dest: c_int, comm: MPI_Comm) {
 }
 
 /// Remembers a persistent send's request, to count it at each start.
-pub fn persistent(count_: c_int, dtype: MPI_Datatype, dest: c_int, comm: MPI_Comm, request: MPI_Request) {
+pub fn persistent(
+    count_: c_int,
+    dtype: MPI_Datatype,
+    dest: c_int,
+    comm: MPI_Comm,
+    request: MPI_Request,
+) {
     let _ = std::panic::catch_unwind(|| {
         if let Some(target) = resolve(count_, dtype, dest, comm) {
             let mut map = PERSISTENT.lock().unwrap_or_else(|p| p.into_inner());
-            map.get_or_insert_with(HashMap::new).insert(request.0 as usize, target);
+            map.get_or_insert_with(HashMap::new)
+                .insert(request.0 as usize, target);
         }
     });
 }
@@ -147,7 +156,9 @@ pub fn finish() {
         return;
     };
     let mine = rec.lock().unwrap_or_else(|p| p.into_inner()).encode();
-    let Ok((rank, size)) = sys::rank_size(sys::world()) else { return };
+    let Ok((rank, size)) = sys::rank_size(sys::world()) else {
+        return;
+    };
     let Some(parts) = gather(&mine, rank, size) else {
         eprintln!("autocoll-mpi: AUTOCOLL_PATTERN: could not gather the ranks' counts");
         return;
@@ -210,11 +221,12 @@ fn gather(mine: &[u8], rank: usize, size: usize) -> Option<Vec<Vec<u8>>> {
         )
     };
     sys::ok(code).ok()?;
-    (rank == 0).then(|| {
-        lens.iter()
-            .zip(&offsets)
-            .map(|(&l, &o)| all[o as usize..(o + l) as usize].to_vec())
-            .collect()
-    })
-    .or(Some(Vec::new()))
+    (rank == 0)
+        .then(|| {
+            lens.iter()
+                .zip(&offsets)
+                .map(|(&l, &o)| all[o as usize..(o + l) as usize].to_vec())
+                .collect()
+        })
+        .or(Some(Vec::new()))
 }

@@ -312,10 +312,10 @@ impl Mpi {
             return Ok(None);
         }
         // SAFETY: MPI filled the status (flag is set).
-        let mut status = unsafe { status.assume_init() };
+        let status = unsafe { status.assume_init() };
         let mut count: c_int = 0;
         // SAFETY: `status` is the probe's; the datatype is a constant.
-        let code = unsafe { ffi::PMPI_Get_count(&mut status, ffi::RSMPI_UINT8_T, &mut count) };
+        let code = unsafe { ffi::PMPI_Get_count(&status, ffi::RSMPI_UINT8_T, &mut count) };
         mpi_ok("PMPI_Get_count", code)?;
         Ok(Some((status.MPI_SOURCE as usize, count as usize)))
     }
@@ -565,7 +565,8 @@ fn processor_name() -> Result<String> {
     let code = unsafe { ffi::PMPI_Get_processor_name(buf.as_mut_ptr().cast(), &mut len) };
     mpi_ok("PMPI_Get_processor_name", code)?;
     buf.truncate(len.max(0) as usize);
-    String::from_utf8(buf).map_err(|e| Error::Config(format!("MPI processor name is not UTF-8: {e}")))
+    String::from_utf8(buf)
+        .map_err(|e| Error::Config(format!("MPI processor name is not UTF-8: {e}")))
 }
 
 /// A variable of the environment, empty when not set. Never an error:
