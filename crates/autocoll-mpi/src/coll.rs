@@ -45,6 +45,67 @@ pub struct Args {
     pub comm: MPI_Comm,
 }
 
+impl Args {
+    /// No reduction (the collectives that combine nothing).
+    pub fn no_op() -> MPI_Op {
+        MPI_Op(std::ptr::null_mut())
+    }
+
+    /// Arguments of a call with one buffer side, for the collectives that
+    /// take one datatype (bcast, reduce, allreduce, barrier).
+    #[allow(clippy::too_many_arguments)]
+    pub fn one_type(
+        op: Collective,
+        send: *const c_void,
+        recv: *mut c_void,
+        count: c_int,
+        dtype: MPI_Datatype,
+        mpi_op: MPI_Op,
+        root: c_int,
+        comm: MPI_Comm,
+    ) -> Args {
+        Args {
+            op,
+            send,
+            scount: count,
+            stype: dtype,
+            recv,
+            rcount: count,
+            rtype: dtype,
+            mpi_op,
+            root,
+            comm,
+        }
+    }
+
+    /// Arguments of scatter, gather and allgather.
+    #[allow(clippy::too_many_arguments)]
+    pub fn two_types(
+        op: Collective,
+        send: *const c_void,
+        scount: c_int,
+        stype: MPI_Datatype,
+        recv: *mut c_void,
+        rcount: c_int,
+        rtype: MPI_Datatype,
+        root: c_int,
+        comm: MPI_Comm,
+    ) -> Args {
+        Args {
+            op,
+            send,
+            scount,
+            stype,
+            recv,
+            rcount,
+            rtype,
+            mpi_op: Self::no_op(),
+            root,
+            comm,
+        }
+    }
+}
+
 /// What the checks made of a call.
 pub enum Plan {
     /// Nothing to move: every rank returns at once.

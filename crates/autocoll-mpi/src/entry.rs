@@ -7,65 +7,6 @@ use mpi::ffi::{MPI_Comm, MPI_Datatype, MPI_Op};
 
 use crate::coll::{call, Args};
 
-/// No reduction (the collectives that combine nothing).
-fn no_op() -> MPI_Op {
-    MPI_Op(std::ptr::null_mut())
-}
-
-/// Arguments of a call with one buffer side, for the collectives that
-/// take one datatype (bcast, reduce, allreduce, barrier).
-#[allow(clippy::too_many_arguments)]
-fn one_type(
-    op: Collective,
-    send: *const c_void,
-    recv: *mut c_void,
-    count: c_int,
-    dtype: MPI_Datatype,
-    mpi_op: MPI_Op,
-    root: c_int,
-    comm: MPI_Comm,
-) -> Args {
-    Args {
-        op,
-        send,
-        scount: count,
-        stype: dtype,
-        recv,
-        rcount: count,
-        rtype: dtype,
-        mpi_op,
-        root,
-        comm,
-    }
-}
-
-/// Arguments of scatter, gather and allgather.
-#[allow(clippy::too_many_arguments)]
-fn two_types(
-    op: Collective,
-    send: *const c_void,
-    scount: c_int,
-    stype: MPI_Datatype,
-    recv: *mut c_void,
-    rcount: c_int,
-    rtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-) -> Args {
-    Args {
-        op,
-        send,
-        scount,
-        stype,
-        recv,
-        rcount,
-        rtype,
-        mpi_op: no_op(),
-        root,
-        comm,
-    }
-}
-
 /// `MPI_Bcast`.
 #[no_mangle]
 pub extern "C" fn MPI_Bcast(
@@ -75,13 +16,13 @@ pub extern "C" fn MPI_Bcast(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call(one_type(
+    call(Args::one_type(
         Collective::Bcast,
         buf,
         buf,
         count,
         dtype,
-        no_op(),
+        Args::no_op(),
         root,
         comm,
     ))
@@ -98,7 +39,7 @@ pub extern "C" fn MPI_Reduce(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call(one_type(
+    call(Args::one_type(
         Collective::Reduce,
         send,
         recv,
@@ -120,7 +61,7 @@ pub extern "C" fn MPI_Allreduce(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    call(one_type(
+    call(Args::one_type(
         Collective::Allreduce,
         send,
         recv,
@@ -145,7 +86,7 @@ pub extern "C" fn MPI_Scatter(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call(two_types(
+    call(Args::two_types(
         Collective::Scatter,
         send,
         scount,
@@ -171,7 +112,7 @@ pub extern "C" fn MPI_Gather(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call(two_types(
+    call(Args::two_types(
         Collective::Gather,
         send,
         scount,
@@ -195,7 +136,7 @@ pub extern "C" fn MPI_Allgather(
     rtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    call(two_types(
+    call(Args::two_types(
         Collective::Allgather,
         send,
         scount,
@@ -212,13 +153,13 @@ pub extern "C" fn MPI_Allgather(
 #[no_mangle]
 pub extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
     let (null, dtype) = (std::ptr::null_mut(), crate::sys::byte_type());
-    call(one_type(
+    call(Args::one_type(
         Collective::Barrier,
         null,
         null,
         0,
         dtype,
-        no_op(),
+        Args::no_op(),
         0,
         comm,
     ))

@@ -47,37 +47,6 @@ fn set(ierr: *mut Fint, code: c_int) {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn args(
-    op_: Collective,
-    send: *const c_void,
-    scount: c_int,
-    stype: MPI_Datatype,
-    recv: *mut c_void,
-    rcount: c_int,
-    rtype: MPI_Datatype,
-    mpi_op: MPI_Op,
-    root: c_int,
-    comm: MPI_Comm,
-) -> Args {
-    Args {
-        op: op_,
-        send,
-        scount,
-        stype,
-        recv,
-        rcount,
-        rtype,
-        mpi_op,
-        root,
-        comm,
-    }
-}
-
-fn no_op() -> MPI_Op {
-    MPI_Op(std::ptr::null_mut())
-}
-
 /// Defines one Fortran entry point under the four manglings.
 macro_rules! fortran {
     ($body:ident $args:tt => $($name:ident),+) => {
@@ -94,89 +63,81 @@ macro_rules! fortran {
 
 fn bcast(
     b: *mut c_void,
-    count: *const Fint,
+    n: *const Fint,
     t: *const Fint,
     root: *const Fint,
     c: *const Fint,
     ierr: *mut Fint,
 ) {
-    let b = buf(b);
-    let (t, c) = (dtype(t), comm(c));
-    let code = call(args(
+    let (b, t) = (buf(b), dtype(t));
+    let a = Args::one_type(
         Collective::Bcast,
         b,
-        int(count),
-        t,
         b,
-        int(count),
+        int(n),
         t,
-        no_op(),
+        Args::no_op(),
         int(root),
-        c,
-    ));
-    set(ierr, code);
+        comm(c),
+    );
+    set(ierr, call(a));
 }
-fortran!(bcast(b: *mut c_void, count: *const Fint, t: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint)
+fortran!(bcast(b: *mut c_void, n: *const Fint, t: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_bcast, mpi_bcast_, mpi_bcast__, MPI_BCAST);
 
 #[allow(clippy::too_many_arguments)]
 fn reduce(
     s: *const c_void,
     r: *mut c_void,
-    count: *const Fint,
+    n: *const Fint,
     t: *const Fint,
     o: *const Fint,
     root: *const Fint,
     c: *const Fint,
     ierr: *mut Fint,
 ) {
-    let (s, r, t) = (buf(s), buf(r), dtype(t));
-    let code = call(args(
+    let a = Args::one_type(
         Collective::Reduce,
-        s,
-        int(count),
-        t,
-        r,
-        int(count),
-        t,
+        buf(s),
+        buf(r),
+        int(n),
+        dtype(t),
         op(o),
         int(root),
         comm(c),
-    ));
-    set(ierr, code);
+    );
+    set(ierr, call(a));
 }
-fortran!(reduce(s: *const c_void, r: *mut c_void, count: *const Fint, t: *const Fint, o: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint)
+fortran!(reduce(s: *const c_void, r: *mut c_void, n: *const Fint, t: *const Fint, o: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_reduce, mpi_reduce_, mpi_reduce__, MPI_REDUCE);
 
 fn allreduce(
     s: *const c_void,
     r: *mut c_void,
-    count: *const Fint,
+    n: *const Fint,
     t: *const Fint,
     o: *const Fint,
     c: *const Fint,
     ierr: *mut Fint,
 ) {
-    let (s, r, t) = (buf(s), buf(r), dtype(t));
-    let code = call(args(
+    let a = Args::one_type(
         Collective::Allreduce,
-        s,
-        int(count),
-        t,
-        r,
-        int(count),
-        t,
+        buf(s),
+        buf(r),
+        int(n),
+        dtype(t),
         op(o),
         0,
         comm(c),
-    ));
-    set(ierr, code);
+    );
+    set(ierr, call(a));
 }
-fortran!(allreduce(s: *const c_void, r: *mut c_void, count: *const Fint, t: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint)
+fortran!(allreduce(s: *const c_void, r: *mut c_void, n: *const Fint, t: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_allreduce, mpi_allreduce_, mpi_allreduce__, MPI_ALLREDUCE);
 
+/// Scatter, gather and allgather (root 0 for the last).
 #[allow(clippy::too_many_arguments)]
-fn rooted(
+fn blocks(
     which: Collective,
     s: *const c_void,
     sc: *const Fint,
@@ -184,11 +145,10 @@ fn rooted(
     r: *mut c_void,
     rc: *const Fint,
     rt: *const Fint,
-    root: *const Fint,
+    root: c_int,
     c: *const Fint,
-    ierr: *mut Fint,
-) {
-    let a = args(
+) -> c_int {
+    call(Args::two_types(
         which,
         buf(s),
         int(sc),
@@ -196,11 +156,9 @@ fn rooted(
         buf(r),
         int(rc),
         dtype(rt),
-        no_op(),
-        int(root),
+        root,
         comm(c),
-    );
-    set(ierr, call(a));
+    ))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -215,7 +173,10 @@ fn scatter(
     c: *const Fint,
     ierr: *mut Fint,
 ) {
-    rooted(Collective::Scatter, s, sc, st, r, rc, rt, root, c, ierr);
+    set(
+        ierr,
+        blocks(Collective::Scatter, s, sc, st, r, rc, rt, int(root), c),
+    );
 }
 fortran!(scatter(s: *const c_void, sc: *const Fint, st: *const Fint, r: *mut c_void, rc: *const Fint, rt: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_scatter, mpi_scatter_, mpi_scatter__, MPI_SCATTER);
@@ -232,7 +193,10 @@ fn gather(
     c: *const Fint,
     ierr: *mut Fint,
 ) {
-    rooted(Collective::Gather, s, sc, st, r, rc, rt, root, c, ierr);
+    set(
+        ierr,
+        blocks(Collective::Gather, s, sc, st, r, rc, rt, int(root), c),
+    );
 }
 fortran!(gather(s: *const c_void, sc: *const Fint, st: *const Fint, r: *mut c_void, rc: *const Fint, rt: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_gather, mpi_gather_, mpi_gather__, MPI_GATHER);
@@ -248,23 +212,23 @@ fn allgather(
     c: *const Fint,
     ierr: *mut Fint,
 ) {
-    let zero: Fint = 0;
-    rooted(Collective::Allgather, s, sc, st, r, rc, rt, &zero, c, ierr);
+    set(
+        ierr,
+        blocks(Collective::Allgather, s, sc, st, r, rc, rt, 0, c),
+    );
 }
 fortran!(allgather(s: *const c_void, sc: *const Fint, st: *const Fint, r: *mut c_void, rc: *const Fint, rt: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_allgather, mpi_allgather_, mpi_allgather__, MPI_ALLGATHER);
 
 fn barrier(c: *const Fint, ierr: *mut Fint) {
-    let null = std::ptr::null_mut();
-    let a = args(
+    let (null, byte) = (std::ptr::null_mut(), sys::byte_type());
+    let a = Args::one_type(
         Collective::Barrier,
         null,
-        0,
-        sys::byte_type(),
         null,
         0,
-        sys::byte_type(),
-        no_op(),
+        byte,
+        Args::no_op(),
         0,
         comm(c),
     );
