@@ -46,11 +46,7 @@ fn world_rank() -> Option<usize> {
 
 /// Runs `run` for a call of `op`, or `native` when the library is off,
 /// the settings say `native`, `run` passes, or `run` panics.
-pub fn guarded(
-    op: Collective,
-    native: impl Fn() -> c_int,
-    run: impl FnOnce() -> Outcome,
-) -> c_int {
+pub fn guarded(op: Collective, native: impl Fn() -> c_int, run: impl FnOnce() -> Outcome) -> c_int {
     if DISABLED.load(Ordering::Relaxed) {
         return pass(op, Reason::Disabled, native);
     }
@@ -81,7 +77,9 @@ fn pass(op: Collective, reason: Reason, native: impl Fn() -> c_int) -> c_int {
 /// Turns the library off for the rest of the run, saying why once.
 pub fn disable(why: &str) {
     if !DISABLED.swap(true, Ordering::Relaxed) {
-        eprintln!("autocoll-mpi: internal error ({why}); every further call goes to the MPI library");
+        eprintln!(
+            "autocoll-mpi: internal error ({why}); every further call goes to the MPI library"
+        );
     }
 }
 

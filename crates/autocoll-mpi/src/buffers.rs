@@ -38,7 +38,8 @@ impl Buffers {
         // What an in-place rank sends: its own data, read from `recv`.
         let own = |offset: usize| {
             // SAFETY: `recv` holds `offset + bytes` bytes (the caller's promise).
-            let mine = unsafe { std::slice::from_raw_parts(a.recv.cast::<u8>().add(offset), l.bytes) };
+            let mine =
+                unsafe { std::slice::from_raw_parts(a.recv.cast::<u8>().add(offset), l.bytes) };
             Side::Owned(mine.to_vec())
         };
         let (send, recv) = match a.op {
@@ -46,7 +47,14 @@ impl Buffers {
             Collective::Reduce | Collective::Allreduce => {
                 let receives = a.op == Collective::Allreduce || at_root;
                 let send = if in_place { own(0) } else { send_raw(l.bytes) };
-                (send, if receives { recv_raw(l.bytes) } else { Side::Empty })
+                (
+                    send,
+                    if receives {
+                        recv_raw(l.bytes)
+                    } else {
+                        Side::Empty
+                    },
+                )
             }
             Collective::Scatter if at_root => {
                 let recv = match sys::is_in_place(a.recv) {
@@ -57,12 +65,20 @@ impl Buffers {
             }
             Collective::Scatter => (Side::Empty, recv_raw(l.bytes)),
             Collective::Gather if at_root => {
-                let send = if in_place { own(l.rank * l.bytes) } else { send_raw(l.bytes) };
+                let send = if in_place {
+                    own(l.rank * l.bytes)
+                } else {
+                    send_raw(l.bytes)
+                };
                 (send, recv_raw(all))
             }
             Collective::Gather => (send_raw(l.bytes), Side::Empty),
             Collective::Allgather => {
-                let send = if in_place { own(l.rank * l.bytes) } else { send_raw(l.bytes) };
+                let send = if in_place {
+                    own(l.rank * l.bytes)
+                } else {
+                    send_raw(l.bytes)
+                };
                 (send, recv_raw(all))
             }
             Collective::Barrier => (Side::Empty, Side::Empty),

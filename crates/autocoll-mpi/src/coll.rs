@@ -80,9 +80,9 @@ pub fn native(a: &Args) -> c_int {
     unsafe {
         match a.op {
             Collective::Bcast => ffi::PMPI_Bcast(a.recv, a.rcount, a.rtype, a.root, a.comm),
-            Collective::Reduce => ffi::PMPI_Reduce(
-                a.send, a.recv, a.rcount, a.rtype, a.mpi_op, a.root, a.comm,
-            ),
+            Collective::Reduce => {
+                ffi::PMPI_Reduce(a.send, a.recv, a.rcount, a.rtype, a.mpi_op, a.root, a.comm)
+            }
             Collective::Allreduce => {
                 ffi::PMPI_Allreduce(a.send, a.recv, a.rcount, a.rtype, a.mpi_op, a.comm)
             }
@@ -92,9 +92,9 @@ pub fn native(a: &Args) -> c_int {
             Collective::Gather => ffi::PMPI_Gather(
                 a.send, a.scount, a.stype, a.recv, a.rcount, a.rtype, a.root, a.comm,
             ),
-            Collective::Allgather => ffi::PMPI_Allgather(
-                a.send, a.scount, a.stype, a.recv, a.rcount, a.rtype, a.comm,
-            ),
+            Collective::Allgather => {
+                ffi::PMPI_Allgather(a.send, a.scount, a.stype, a.recv, a.rcount, a.rtype, a.comm)
+            }
             Collective::Barrier => ffi::PMPI_Barrier(a.comm),
         }
     }
@@ -117,7 +117,9 @@ fn run(a: &Args) -> Outcome {
     let Some(state) = crate::state::of(a.comm) else {
         return Outcome::Pass(Reason::Unavailable);
     };
-    let mut state = state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut state = state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let imp = match state.comm.choose(a.op, layout.bytes) {
         Ok(imp) => imp,
         Err(e) => return Outcome::Done(boundary::failed(a.comm, &e)),
@@ -151,7 +153,10 @@ fn execute(
         elem: layout.elem,
         send,
         recv,
-        combine: a.op.reduces().then_some(&combine as &autocoll::comm::RawCombine),
+        combine: a
+            .op
+            .reduces()
+            .then_some(&combine as &autocoll::comm::RawCombine),
     };
     if let Err(e) = comm.run_raw(imp, raw) {
         return boundary::failed(a.comm, &e);
@@ -175,7 +180,13 @@ pub fn plan(a: &Args) -> Result<Plan, Reason> {
         false => 0,
     };
     if a.op == Collective::Barrier {
-        return Ok(Plan::Run(Layout { rank, size, root, bytes: 0, elem: 1 }));
+        return Ok(Plan::Run(Layout {
+            rank,
+            size,
+            root,
+            bytes: 0,
+            elem: 1,
+        }));
     }
     if a.scount < 0 || a.rcount < 0 {
         return Err(Reason::Invalid);
@@ -192,10 +203,19 @@ pub fn plan(a: &Args) -> Result<Plan, Reason> {
     if bytes == 0 {
         return Ok(Plan::Nothing);
     }
-    if bytes.checked_mul(size).is_none_or(|all| all > i32::MAX as usize) {
+    if bytes
+        .checked_mul(size)
+        .is_none_or(|all| all > i32::MAX as usize)
+    {
         return Err(Reason::TooLarge);
     }
-    Ok(Plan::Run(Layout { rank, size, root, bytes, elem }))
+    Ok(Plan::Run(Layout {
+        rank,
+        size,
+        root,
+        bytes,
+        elem,
+    }))
 }
 
 /// The bytes and element size of `count` elements of `dtype` at `buf`.
@@ -248,8 +268,22 @@ enum Side {
 /// blocks of the side that holds them all (at the root, or everywhere).
 fn blocks(a: &Args, holds_all: bool, all: Side) -> Result<(usize, usize), Reason> {
     let (mine, mine_count, mine_type, theirs, their_count, their_type) = match all {
-        Side::Send => (a.recv as *const c_void, a.rcount, a.rtype, a.send, a.scount, a.stype),
-        Side::Recv => (a.send, a.scount, a.stype, a.recv as *const c_void, a.rcount, a.rtype),
+        Side::Send => (
+            a.recv as *const c_void,
+            a.rcount,
+            a.rtype,
+            a.send,
+            a.scount,
+            a.stype,
+        ),
+        Side::Recv => (
+            a.send,
+            a.scount,
+            a.stype,
+            a.recv as *const c_void,
+            a.rcount,
+            a.rtype,
+        ),
     };
     if !holds_all {
         return block(mine, mine_count, mine_type, false);
@@ -304,9 +338,12 @@ impl Reducer {
             ffi::PMPI_Reduce_local(inc_ptr.cast(), acc_ptr.cast(), count, self.dtype, self.op)
         };
         if code != sys::SUCCESS {
-            let _ = self
-                .error
-                .compare_exchange(sys::SUCCESS, code, Ordering::Relaxed, Ordering::Relaxed);
+            let _ = self.error.compare_exchange(
+                sys::SUCCESS,
+                code,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
         }
         if let Some(copy) = acc_copy {
             acc.copy_from_slice(copy.bytes(acc.len()));

@@ -173,7 +173,11 @@ mod tests {
         )]);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(
-            config.select.fixed_for(Collective::Bcast).unwrap().to_string(),
+            config
+                .select
+                .fixed_for(Collective::Bcast)
+                .unwrap()
+                .to_string(),
             "bcast:binary:seg=8K"
         );
         assert_eq!(

@@ -75,7 +75,16 @@ pub extern "C" fn MPI_Bcast(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call(one_type(Collective::Bcast, buf, buf, count, dtype, no_op(), root, comm))
+    call(one_type(
+        Collective::Bcast,
+        buf,
+        buf,
+        count,
+        dtype,
+        no_op(),
+        root,
+        comm,
+    ))
 }
 
 /// `MPI_Reduce`.
@@ -89,7 +98,16 @@ pub extern "C" fn MPI_Reduce(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call(one_type(Collective::Reduce, send, recv, count, dtype, op, root, comm))
+    call(one_type(
+        Collective::Reduce,
+        send,
+        recv,
+        count,
+        dtype,
+        op,
+        root,
+        comm,
+    ))
 }
 
 /// `MPI_Allreduce`.
@@ -102,7 +120,16 @@ pub extern "C" fn MPI_Allreduce(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    call(one_type(Collective::Allreduce, send, recv, count, dtype, op, 0, comm))
+    call(one_type(
+        Collective::Allreduce,
+        send,
+        recv,
+        count,
+        dtype,
+        op,
+        0,
+        comm,
+    ))
 }
 
 /// `MPI_Scatter`.
@@ -118,7 +145,17 @@ pub extern "C" fn MPI_Scatter(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call(two_types(Collective::Scatter, send, scount, stype, recv, rcount, rtype, root, comm))
+    call(two_types(
+        Collective::Scatter,
+        send,
+        scount,
+        stype,
+        recv,
+        rcount,
+        rtype,
+        root,
+        comm,
+    ))
 }
 
 /// `MPI_Gather`.
@@ -134,7 +171,17 @@ pub extern "C" fn MPI_Gather(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call(two_types(Collective::Gather, send, scount, stype, recv, rcount, rtype, root, comm))
+    call(two_types(
+        Collective::Gather,
+        send,
+        scount,
+        stype,
+        recv,
+        rcount,
+        rtype,
+        root,
+        comm,
+    ))
 }
 
 /// `MPI_Allgather`.
@@ -148,14 +195,33 @@ pub extern "C" fn MPI_Allgather(
     rtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    call(two_types(Collective::Allgather, send, scount, stype, recv, rcount, rtype, 0, comm))
+    call(two_types(
+        Collective::Allgather,
+        send,
+        scount,
+        stype,
+        recv,
+        rcount,
+        rtype,
+        0,
+        comm,
+    ))
 }
 
 /// `MPI_Barrier`.
 #[no_mangle]
 pub extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
     let (null, dtype) = (std::ptr::null_mut(), crate::sys::byte_type());
-    call(one_type(Collective::Barrier, null, null, 0, dtype, no_op(), 0, comm))
+    call(one_type(
+        Collective::Barrier,
+        null,
+        null,
+        0,
+        dtype,
+        no_op(),
+        0,
+        comm,
+    ))
 }
 
 /// `MPI_Finalize`: autocoll's states first, while MPI still runs.

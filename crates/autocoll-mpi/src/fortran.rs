@@ -92,27 +92,84 @@ macro_rules! fortran {
     };
 }
 
-fn bcast(b: *mut c_void, count: *const Fint, t: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint) {
+fn bcast(
+    b: *mut c_void,
+    count: *const Fint,
+    t: *const Fint,
+    root: *const Fint,
+    c: *const Fint,
+    ierr: *mut Fint,
+) {
     let b = buf(b);
     let (t, c) = (dtype(t), comm(c));
-    let code = call(args(Collective::Bcast, b, int(count), t, b, int(count), t, no_op(), int(root), c));
+    let code = call(args(
+        Collective::Bcast,
+        b,
+        int(count),
+        t,
+        b,
+        int(count),
+        t,
+        no_op(),
+        int(root),
+        c,
+    ));
     set(ierr, code);
 }
 fortran!(bcast(b: *mut c_void, count: *const Fint, t: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_bcast, mpi_bcast_, mpi_bcast__, MPI_BCAST);
 
 #[allow(clippy::too_many_arguments)]
-fn reduce(s: *const c_void, r: *mut c_void, count: *const Fint, t: *const Fint, o: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint) {
+fn reduce(
+    s: *const c_void,
+    r: *mut c_void,
+    count: *const Fint,
+    t: *const Fint,
+    o: *const Fint,
+    root: *const Fint,
+    c: *const Fint,
+    ierr: *mut Fint,
+) {
     let (s, r, t) = (buf(s), buf(r), dtype(t));
-    let code = call(args(Collective::Reduce, s, int(count), t, r, int(count), t, op(o), int(root), comm(c)));
+    let code = call(args(
+        Collective::Reduce,
+        s,
+        int(count),
+        t,
+        r,
+        int(count),
+        t,
+        op(o),
+        int(root),
+        comm(c),
+    ));
     set(ierr, code);
 }
 fortran!(reduce(s: *const c_void, r: *mut c_void, count: *const Fint, t: *const Fint, o: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_reduce, mpi_reduce_, mpi_reduce__, MPI_REDUCE);
 
-fn allreduce(s: *const c_void, r: *mut c_void, count: *const Fint, t: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint) {
+fn allreduce(
+    s: *const c_void,
+    r: *mut c_void,
+    count: *const Fint,
+    t: *const Fint,
+    o: *const Fint,
+    c: *const Fint,
+    ierr: *mut Fint,
+) {
     let (s, r, t) = (buf(s), buf(r), dtype(t));
-    let code = call(args(Collective::Allreduce, s, int(count), t, r, int(count), t, op(o), 0, comm(c)));
+    let code = call(args(
+        Collective::Allreduce,
+        s,
+        int(count),
+        t,
+        r,
+        int(count),
+        t,
+        op(o),
+        0,
+        comm(c),
+    ));
     set(ierr, code);
 }
 fortran!(allreduce(s: *const c_void, r: *mut c_void, count: *const Fint, t: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint)
@@ -121,30 +178,76 @@ fortran!(allreduce(s: *const c_void, r: *mut c_void, count: *const Fint, t: *con
 #[allow(clippy::too_many_arguments)]
 fn rooted(
     which: Collective,
-    s: *const c_void, sc: *const Fint, st: *const Fint,
-    r: *mut c_void, rc: *const Fint, rt: *const Fint,
-    root: *const Fint, c: *const Fint, ierr: *mut Fint,
+    s: *const c_void,
+    sc: *const Fint,
+    st: *const Fint,
+    r: *mut c_void,
+    rc: *const Fint,
+    rt: *const Fint,
+    root: *const Fint,
+    c: *const Fint,
+    ierr: *mut Fint,
 ) {
-    let a = args(which, buf(s), int(sc), dtype(st), buf(r), int(rc), dtype(rt), no_op(), int(root), comm(c));
+    let a = args(
+        which,
+        buf(s),
+        int(sc),
+        dtype(st),
+        buf(r),
+        int(rc),
+        dtype(rt),
+        no_op(),
+        int(root),
+        comm(c),
+    );
     set(ierr, call(a));
 }
 
 #[allow(clippy::too_many_arguments)]
-fn scatter(s: *const c_void, sc: *const Fint, st: *const Fint, r: *mut c_void, rc: *const Fint, rt: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint) {
+fn scatter(
+    s: *const c_void,
+    sc: *const Fint,
+    st: *const Fint,
+    r: *mut c_void,
+    rc: *const Fint,
+    rt: *const Fint,
+    root: *const Fint,
+    c: *const Fint,
+    ierr: *mut Fint,
+) {
     rooted(Collective::Scatter, s, sc, st, r, rc, rt, root, c, ierr);
 }
 fortran!(scatter(s: *const c_void, sc: *const Fint, st: *const Fint, r: *mut c_void, rc: *const Fint, rt: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_scatter, mpi_scatter_, mpi_scatter__, MPI_SCATTER);
 
 #[allow(clippy::too_many_arguments)]
-fn gather(s: *const c_void, sc: *const Fint, st: *const Fint, r: *mut c_void, rc: *const Fint, rt: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint) {
+fn gather(
+    s: *const c_void,
+    sc: *const Fint,
+    st: *const Fint,
+    r: *mut c_void,
+    rc: *const Fint,
+    rt: *const Fint,
+    root: *const Fint,
+    c: *const Fint,
+    ierr: *mut Fint,
+) {
     rooted(Collective::Gather, s, sc, st, r, rc, rt, root, c, ierr);
 }
 fortran!(gather(s: *const c_void, sc: *const Fint, st: *const Fint, r: *mut c_void, rc: *const Fint, rt: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_gather, mpi_gather_, mpi_gather__, MPI_GATHER);
 
 #[allow(clippy::too_many_arguments)]
-fn allgather(s: *const c_void, sc: *const Fint, st: *const Fint, r: *mut c_void, rc: *const Fint, rt: *const Fint, c: *const Fint, ierr: *mut Fint) {
+fn allgather(
+    s: *const c_void,
+    sc: *const Fint,
+    st: *const Fint,
+    r: *mut c_void,
+    rc: *const Fint,
+    rt: *const Fint,
+    c: *const Fint,
+    ierr: *mut Fint,
+) {
     let zero: Fint = 0;
     rooted(Collective::Allgather, s, sc, st, r, rc, rt, &zero, c, ierr);
 }
@@ -153,7 +256,18 @@ fortran!(allgather(s: *const c_void, sc: *const Fint, st: *const Fint, r: *mut c
 
 fn barrier(c: *const Fint, ierr: *mut Fint) {
     let null = std::ptr::null_mut();
-    let a = args(Collective::Barrier, null, 0, sys::byte_type(), null, 0, sys::byte_type(), no_op(), 0, comm(c));
+    let a = args(
+        Collective::Barrier,
+        null,
+        0,
+        sys::byte_type(),
+        null,
+        0,
+        sys::byte_type(),
+        no_op(),
+        0,
+        comm(c),
+    );
     set(ierr, call(a));
 }
 fortran!(barrier(c: *const Fint, ierr: *mut Fint) => mpi_barrier, mpi_barrier_, mpi_barrier__, MPI_BARRIER);

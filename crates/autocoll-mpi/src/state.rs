@@ -82,7 +82,12 @@ fn attribute(comm: MPI_Comm, keyval: c_int) -> Option<u64> {
     // SAFETY: `value` receives the pointer-sized attribute this library
     // stored (a number, not an address).
     let code = unsafe {
-        ffi::PMPI_Comm_get_attr(comm, keyval, (&mut value as *mut *mut c_void).cast(), &mut flag)
+        ffi::PMPI_Comm_get_attr(
+            comm,
+            keyval,
+            (&mut value as *mut *mut c_void).cast(),
+            &mut flag,
+        )
     };
     (code == sys::SUCCESS && flag != 0).then_some(value as usize as u64)
 }
@@ -107,7 +112,11 @@ fn build(comm: MPI_Comm, keyval: c_int) -> Result<Arc<Mutex<State>>, String> {
         c.use_balancer(params.clone()).map_err(|e| e.to_string())?;
     }
     let state_file = world_sized && !std::mem::replace(&mut registry().state_file_taken, true);
-    choose_selector(&mut c, config, state_file.then(|| config.state.clone()).flatten());
+    choose_selector(
+        &mut c,
+        config,
+        state_file.then(|| config.state.clone()).flatten(),
+    );
     let state = Arc::new(Mutex::new(State { comm: c }));
     registry().states.insert(id, state.clone());
     // SAFETY: the attribute value is a number stored in a pointer's bits.

@@ -79,7 +79,13 @@ impl Stats {
 
     /// A call passed to the MPI library untouched.
     pub fn passed(&mut self, op: Collective, reason: Reason) {
-        *self.ops.entry(op).or_default().passed.entry(reason).or_default() += 1;
+        *self
+            .ops
+            .entry(op)
+            .or_default()
+            .passed
+            .entry(reason)
+            .or_default() += 1;
     }
 
     /// Calls of `op` that autocoll ran, the selector gave to the MPI

@@ -13,10 +13,7 @@ extern "C" {
     static autocoll_err_arg: c_int;
     static autocoll_op_replace: MPI_Op;
     static autocoll_op_no_op: MPI_Op;
-    fn autocoll_create_keyval(
-        delete: Option<DeleteFn>,
-        keyval: *mut c_int,
-    ) -> c_int;
+    fn autocoll_create_keyval(delete: Option<DeleteFn>, keyval: *mut c_int) -> c_int;
     /// Open MPI's Fortran `MPI_IN_PLACE` and `MPI_BOTTOM`: common blocks
     /// whose addresses the Fortran bindings compare against.
     static mpi_fortran_in_place_: c_int;
@@ -24,8 +21,7 @@ extern "C" {
 }
 
 /// A communicator attribute's delete callback.
-pub type DeleteFn =
-    unsafe extern "C" fn(MPI_Comm, c_int, *mut c_void, *mut c_void) -> c_int;
+pub type DeleteFn = unsafe extern "C" fn(MPI_Comm, c_int, *mut c_void, *mut c_void) -> c_int;
 
 /// `MPI_SUCCESS`.
 pub const SUCCESS: c_int = ffi::MPI_SUCCESS as c_int;
@@ -123,7 +119,11 @@ pub fn type_info(dtype: MPI_Datatype) -> Result<TypeInfo, c_int> {
     unsafe {
         ok(ffi::PMPI_Type_size(dtype, &mut size))?;
         ok(ffi::PMPI_Type_get_extent(dtype, &mut lb, &mut extent))?;
-        ok(ffi::PMPI_Type_get_true_extent(dtype, &mut true_lb, &mut true_extent))?;
+        ok(ffi::PMPI_Type_get_true_extent(
+            dtype,
+            &mut true_lb,
+            &mut true_extent,
+        ))?;
     }
     let size = usize::try_from(size).map_err(|_| err_arg())?;
     let contiguous = lb == 0

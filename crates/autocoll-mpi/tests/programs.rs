@@ -17,7 +17,9 @@ fn library() -> PathBuf {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("programs").join(name);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("programs")
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -25,7 +27,9 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Builds tests/programs/`source` with `compiler` into `dir`.
 fn build(compiler: &str, source: &str, dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs").join(source);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/programs")
+        .join(source);
     let exe = dir.join(source.split('.').next().unwrap());
     let out = Command::new(compiler)
         .arg("-O1")
@@ -34,7 +38,11 @@ fn build(compiler: &str, source: &str, dir: &Path) -> PathBuf {
         .arg(&src)
         .output()
         .expect("mpicc/mpif90 (scripts/ci-deps installs Open MPI)");
-    assert!(out.status.success(), "{compiler} {source}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{compiler} {source}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     exe
 }
 
@@ -51,7 +59,8 @@ fn mpirun(ranks: usize, lib: bool, env: &[(&str, &str)], program: &Path, args: &
     }
     cmd.args(["--oversubscribe", "-n", &ranks.to_string()]);
     if lib {
-        cmd.arg("-x").arg(format!("LD_PRELOAD={}", library().display()));
+        cmd.arg("-x")
+            .arg(format!("LD_PRELOAD={}", library().display()));
         for (k, v) in env {
             cmd.arg("-x").arg(format!("{k}={v}"));
         }
@@ -100,7 +109,15 @@ fn summary(stderr: &[u8]) -> Vec<(String, u64, u64, u64)> {
         .collect()
 }
 
-const OPS: [&str; 7] = ["bcast", "reduce", "scatter", "gather", "allreduce", "allgather", "barrier"];
+const OPS: [&str; 7] = [
+    "bcast",
+    "reduce",
+    "scatter",
+    "gather",
+    "allreduce",
+    "allgather",
+    "barrier",
+];
 
 const FIXED: [&str; 2] = [
     "fixed:bcast:binary:seg=1K,reduce:chain:seg=4K,allreduce:ring,scatter:flat,gather:knomial:k=3,allgather:recursive-doubling,barrier:binomial",
@@ -148,7 +165,13 @@ fn issue18_fortran_collectives_equal_mpi_and_reach_the_library() {
     std::fs::create_dir_all(&reference).unwrap();
     std::fs::create_dir_all(&lib).unwrap();
     mpirun(3, false, &[], &exe, &[&reference]);
-    let out = mpirun(3, true, &[("AUTOCOLL_SELECT", FIXED[0]), ("AUTOCOLL_VERBOSE", "1")], &exe, &[&lib]);
+    let out = mpirun(
+        3,
+        true,
+        &[("AUTOCOLL_SELECT", FIXED[0]), ("AUTOCOLL_VERBOSE", "1")],
+        &exe,
+        &[&lib],
+    );
     assert_same(&results(&reference, 3), &results(&lib, 3), "fortran");
     let counts = summary(&out.stderr);
     for op in OPS {
@@ -165,10 +188,17 @@ fn issue18_wildcard_receives_never_see_the_library_messages() {
     let exe = build("mpicc", "wildcard.c", &dir);
     let plain = mpirun(4, false, &[], &exe, &[]);
     let with = mpirun(4, true, &[], &exe, &[]);
-    assert_eq!(String::from_utf8_lossy(&with.stdout), "wildcard: ok (0 wrong)\n");
+    assert_eq!(
+        String::from_utf8_lossy(&with.stdout),
+        "wildcard: ok (0 wrong)\n"
+    );
     // Without AUTOCOLL_VERBOSE the library prints nothing.
     assert_eq!(plain.stdout, with.stdout);
-    assert!(with.stderr.is_empty(), "{}", String::from_utf8_lossy(&with.stderr));
+    assert!(
+        with.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&with.stderr)
+    );
 }
 
 #[test]
@@ -178,8 +208,14 @@ fn issue18_intercommunicators_and_vector_types_pass_through_counted() {
     let out = mpirun(4, true, &[("AUTOCOLL_VERBOSE", "1")], &exe, &[]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "passthrough: ok\n");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("autocoll-mpi: bcast passed intercomm=1"), "{err}");
-    assert!(err.contains("autocoll-mpi: bcast passed non-contiguous=1"), "{err}");
+    assert!(
+        err.contains("autocoll-mpi: bcast passed intercomm=1"),
+        "{err}"
+    );
+    assert!(
+        err.contains("autocoll-mpi: bcast passed non-contiguous=1"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -187,7 +223,14 @@ fn issue18_a_bad_setting_is_named_and_the_program_runs_on_defaults() {
     let dir = scratch("bad-setting");
     let exe = build("mpicc", "wildcard.c", &dir);
     let out = mpirun(2, true, &[("AUTOCOLL_SELECT", "fastest")], &exe, &[]);
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "wildcard: ok (0 wrong)\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "wildcard: ok (0 wrong)\n"
+    );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.matches("AUTOCOLL_SELECT=\"fastest\"").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("AUTOCOLL_SELECT=\"fastest\"").count(),
+        1,
+        "{err}"
+    );
 }

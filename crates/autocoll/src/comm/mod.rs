@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-pub use communicator::{Communicator, RawCall, RawCombine};
 pub(crate) use communicator::RankTable;
+pub use communicator::{Communicator, RawCall, RawCombine};
 pub use mailbox::{Incoming, Mailbox};
 
 use crate::error::Result;

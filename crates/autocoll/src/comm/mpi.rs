@@ -565,7 +565,8 @@ fn processor_name() -> Result<String> {
     let code = unsafe { ffi::PMPI_Get_processor_name(buf.as_mut_ptr().cast(), &mut len) };
     mpi_ok("PMPI_Get_processor_name", code)?;
     buf.truncate(len.max(0) as usize);
-    String::from_utf8(buf).map_err(|e| Error::Config(format!("MPI processor name is not UTF-8: {e}")))
+    String::from_utf8(buf)
+        .map_err(|e| Error::Config(format!("MPI processor name is not UTF-8: {e}")))
 }
 
 /// A variable of the environment, empty when not set. Never an error:
