@@ -60,7 +60,8 @@ Runs `MPIRUN -x LD_PRELOAD=<lib> -x AUTOCOLL_...=<value> MPIRUN-ARGS...`
 MPI_Allreduce, MPI_Scatter, MPI_Gather, MPI_Allgather and MPI_Barrier run
 autocoll's collectives. Open MPI only; exits with mpirun's status.
 The library: --lib, else $AUTOCOLL_MPI_LIB, else beside this autocoll
-(build it with `{BUILD}`). docs/mpi-library.md has the whole story.
+(build it with `{BUILD}`).
+docs/mpi-library.md has the whole story.
 
 Examples:
   # 4 ranks, the lottery choosing per call, a summary at MPI_Finalize

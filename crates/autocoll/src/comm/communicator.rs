@@ -932,7 +932,7 @@ impl RawCall<'_> {
         if let Some(expected) = recv {
             expect_len("receive buffer", expected, self.recv.len())?;
         }
-        if self.elem == 0 || self.bytes % self.elem != 0 {
+        if self.elem == 0 || !self.bytes.is_multiple_of(self.elem) {
             return Err(Error::Config(format!(
                 "{} of {} bytes is not a whole number of {}-byte elements",
                 self.op, self.bytes, self.elem
