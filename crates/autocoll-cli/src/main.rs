@@ -17,6 +17,7 @@ mod cluster;
 mod compare;
 mod launch;
 mod list;
+mod mpirun;
 mod out;
 mod plot;
 mod traced;
@@ -60,6 +61,11 @@ enum Command {
     /// What happened inside the collectives of a traced run: tree nodes,
     /// links, load imbalance, wait states, critical paths, timelines.
     Analyze(analyze::Args),
+    /// Print the path of libautocoll_mpi.so, the MPI interposition library.
+    LibPath(mpirun::PathArgs),
+    /// Run an unmodified Open MPI program under mpirun with autocoll's
+    /// collectives preloaded in place of the MPI library's.
+    Mpirun(mpirun::Args),
 }
 
 /// A failure the user caused (exit 2) or a run that failed (exit 1).
@@ -89,6 +95,8 @@ fn main() -> ExitCode {
         Command::Balance(a) => balance::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Analyze(a) => analyze::run(a),
+        Command::LibPath(a) => mpirun::run_path(a),
+        Command::Mpirun(a) => mpirun::run(a),
     };
     match outcome {
         Ok(code) => code,

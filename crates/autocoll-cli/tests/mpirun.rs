@@ -1,0 +1,163 @@
+//! `autocoll mpirun` (issue 18): an unmodified C MPI program, built here
+//! with mpicc, run under Open MPI's mpirun with the interposition library
+//! preloaded. Needs mpicc (without it the test says SKIPPED) and the
+//! library, which a test cannot build: `AUTOCOLL_MPI_LIB`, else
+//! libautocoll_mpi.so in the target directory. Without it the test fails
+//! and says how to build it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BUILD: &str = "cargo build --release -p autocoll-mpi --features mpi";
+
+/// What every build of the interposition library holds (its export).
+const MARK: &[u8] = b"\0MPI_Bcast\0";
+
+const PROGRAM: &str = r#"
+#include <mpi.h>
+#include <stdio.h>
+
+int main(int argc, char **argv) {
+    int rank, size, sum = -1;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("sum %d\n", sum);
+    MPI_Finalize();
+    return sum == size * (size - 1) / 2 ? 0 : 3;
+}
+"#;
+
+fn is_library(path: &Path) -> bool {
+    std::fs::read(path).is_ok_and(|b| b.windows(MARK.len()).any(|w| w == MARK))
+}
+
+/// The library: `AUTOCOLL_MPI_LIB`, else the first with `MPI_Bcast` of
+/// release/, debug/ and debug/deps/ in the target directories
+/// (`CARGO_TARGET_DIR`, the one this test's autocoll was built in, the
+/// workspace's `target`).
+fn library() -> PathBuf {
+    if let Some(path) = std::env::var_os("AUTOCOLL_MPI_LIB") {
+        let path = PathBuf::from(path);
+        assert!(
+            is_library(&path),
+            "AUTOCOLL_MPI_LIB={} is not the interposition library; build it with `{BUILD}`",
+            path.display()
+        );
+        return path;
+    }
+    let exe = Path::new(env!("CARGO_BIN_EXE_autocoll"));
+    let mut targets: Vec<PathBuf> = Vec::new();
+    targets.extend(std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from));
+    targets.extend(exe.parent().and_then(Path::parent).map(Path::to_path_buf));
+    targets.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let candidates: Vec<PathBuf> = targets
+        .iter()
+        .flat_map(|t| {
+            ["release", "debug", "debug/deps"].map(|d| t.join(d).join("libautocoll_mpi.so"))
+        })
+        .collect();
+    candidates
+        .iter()
+        .find(|p| is_library(p))
+        .cloned()
+        .unwrap_or_else(|| {
+            panic!(
+                "no interposition library (a libautocoll_mpi.so exporting MPI_Bcast) in {candidates:?}: \
+                 build it with `{BUILD}` (same CARGO_TARGET_DIR), or set AUTOCOLL_MPI_LIB"
+            )
+        })
+}
+
+#[test]
+fn issue18_mpirun_preloads_the_library() {
+    if !Command::new("mpicc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        eprintln!(
+            "SKIPPED issue18_mpirun_preloads_the_library: needs mpicc (Debian: libopenmpi-dev)"
+        );
+        return;
+    }
+    let lib = library();
+    let dir = std::env::temp_dir().join(format!("autocoll-issue18-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = dir.join("sum.c");
+    let program = dir.join("sum");
+    std::fs::write(&source, PROGRAM).unwrap();
+    let cc = Command::new("mpicc")
+        .arg("-o")
+        .arg(&program)
+        .arg(&source)
+        .output()
+        .expect("mpicc runs");
+    assert!(
+        cc.status.success(),
+        "mpicc failed:\n{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_autocoll"))
+        .args(["mpirun", "--verbose", "--lib"])
+        .arg(&lib)
+        .args(["--", "-n", "3", "--oversubscribe"])
+        .arg(&program)
+        .output()
+        .expect("autocoll runs");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "autocoll mpirun failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(
+        stdout.lines().any(|l| l.trim() == "sum 3"),
+        "no `sum 3` in:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stderr.contains("autocoll-mpi: allreduce autocoll="),
+        "no summary of the library in:\n{stderr}"
+    );
+}
+
+#[test]
+fn issue18_mpirun_passes_on_the_exit_status_of_mpirun() {
+    let lib = library();
+    let dir = std::env::temp_dir().join(format!("autocoll-issue18-status-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A stand-in mpirun: Open MPI's --version, then the status its
+    // arguments end with, and its arguments on stdout.
+    let fake = dir.join("mpirun");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'mpirun (Open MPI) 4.1.4'; exit 0; }\n\
+         echo \"$@\"\nfor a; do last=$a; done\nexit $last\n",
+    )
+    .unwrap();
+    Command::new("chmod").arg("+x").arg(&fake).status().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_autocoll"))
+        .args(["mpirun", "--select", "native", "--trace", "tr", "--mpirun"])
+        .arg(&fake)
+        .arg("--lib")
+        .arg(&lib)
+        .args(["--", "-n", "2", "prog", "7"])
+        .current_dir(&dir)
+        .output()
+        .expect("autocoll runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(7), "{stdout}");
+    let trace = format!("-x AUTOCOLL_TRACE={}", dir.join("tr").display());
+    assert!(stdout.contains(&trace), "{stdout}");
+    assert!(
+        stdout.contains("-x AUTOCOLL_SELECT=native -x AUTOCOLL_TRACE="),
+        "{stdout}"
+    );
+    assert!(stdout.trim_end().ends_with("-n 2 prog 7"), "{stdout}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
