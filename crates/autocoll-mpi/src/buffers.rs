@@ -1,9 +1,18 @@
-//! A call's buffers as the byte slices autocoll's algorithms take, with
-//! `MPI_IN_PLACE` resolved per operation as the standard defines it:
+//! A call's buffers as the byte slices autocoll's algorithms take.
+//!
+//! `MPI_IN_PLACE` is resolved per operation as the standard defines it:
 //! allreduce and allgather on any rank, reduce and gather at the root's
-//! send buffer, scatter at the root's receive buffer.
+//! send buffer, scatter at the root's receive buffer. A side that is not
+//! one block of memory (a vector type, a struct with holes, data at
+//! `MPI_BOTTOM`) is packed with `MPI_Pack` into a scratch buffer before the
+//! call and, where the call writes it, unpacked after: the algorithms see
+//! the type signature's bytes, which every rank agrees on whatever
+//! datatypes it describes them with.
+
+use std::ffi::{c_int, c_void};
 
 use autocoll::Collective;
+use mpi::ffi::{self, MPI_Comm, MPI_Datatype};
 
 use crate::coll::{Args, Layout};
 use crate::sys;
@@ -12,95 +21,214 @@ use crate::sys;
 pub struct Buffers {
     send: Side,
     recv: Side,
+    comm: MPI_Comm,
 }
 
 enum Side {
     /// Nothing on this rank.
     Empty,
-    /// The program's memory.
+    /// The program's memory, one block.
     Raw(*mut u8, usize),
-    /// A copy (the data an in-place call sends) or scratch (what an
-    /// in-place root receives and already holds).
+    /// A copy: packed data this rank sends, or scratch an in-place root
+    /// receives into and already holds.
     Owned(Vec<u8>),
+    /// Packed from the program's memory, unpacked into it after the call.
+    Packed {
+        data: Vec<u8>,
+        buf: *mut c_void,
+        count: c_int,
+        dtype: MPI_Datatype,
+    },
+}
+
+/// One side as the program describes it.
+struct Desc {
+    buf: *mut c_void,
+    count: c_int,
+    dtype: MPI_Datatype,
+    /// Its bytes (the signature's).
+    len: usize,
 }
 
 impl Buffers {
     /// # Safety
-    /// Each buffer the call uses on this rank must hold its bytes as one
-    /// block (`coll::plan` checked the types), and nothing else may touch
-    /// them during the call.
-    pub unsafe fn new(a: &Args, l: Layout) -> Buffers {
+    /// The call's arguments passed `coll::plan`; the memory the datatypes
+    /// describe is the program's, and nothing else touches it during the
+    /// call (MPI forbids it).
+    pub unsafe fn new(a: &Args, l: Layout) -> Result<Buffers, c_int> {
         let at_root = l.rank == l.root;
-        let all = l.bytes * l.size;
-        let send_raw = |len| Side::Raw(a.send as *mut u8, len);
-        let recv_raw = |len| Side::Raw(a.recv.cast(), len);
-        let in_place = sys::is_in_place(a.send);
-        // What an in-place rank sends: its own data, read from `recv`.
-        let own = |offset: usize| {
-            // SAFETY: `recv` holds `offset + bytes` bytes (the caller's promise).
-            let mine =
-                unsafe { std::slice::from_raw_parts(a.recv.cast::<u8>().add(offset), l.bytes) };
-            Side::Owned(mine.to_vec())
+        // A side of `blocks` rank blocks (the whole of a root's side: every
+        // rank's block, in rank order; `plan` bounded its size).
+        let send = |blocks: usize| Desc {
+            buf: a.send as *mut c_void,
+            count: a.scount * blocks as c_int,
+            dtype: a.stype,
+            len: l.bytes * blocks,
         };
+        let recv = |blocks: usize| Desc {
+            buf: a.recv,
+            count: a.rcount * blocks as c_int,
+            dtype: a.rtype,
+            len: l.bytes * blocks,
+        };
+        let in_place = sys::is_in_place(a.send);
+        let reads = |d: Desc| Side::read(d, a.comm);
+        let writes = |d: Desc| Side::write(d, a.comm);
         let (send, recv) = match a.op {
-            Collective::Bcast => (Side::Empty, recv_raw(l.bytes)),
+            Collective::Bcast => (Side::Empty, writes(recv(1))?),
             Collective::Reduce | Collective::Allreduce => {
                 let receives = a.op == Collective::Allreduce || at_root;
-                let send = if in_place { own(0) } else { send_raw(l.bytes) };
-                (
-                    send,
-                    if receives {
-                        recv_raw(l.bytes)
-                    } else {
-                        Side::Empty
-                    },
-                )
+                let out = if receives {
+                    writes(recv(1))?
+                } else {
+                    Side::Empty
+                };
+                let input = if in_place {
+                    out.own(0, l.bytes)
+                } else {
+                    reads(send(1))?
+                };
+                (input, out)
             }
             Collective::Scatter if at_root => {
-                let recv = match sys::is_in_place(a.recv) {
+                let out = match sys::is_in_place(a.recv) {
                     true => Side::Owned(vec![0; l.bytes]),
-                    false => recv_raw(l.bytes),
+                    false => writes(recv(1))?,
                 };
-                (send_raw(all), recv)
+                (reads(send(l.size))?, out)
             }
-            Collective::Scatter => (Side::Empty, recv_raw(l.bytes)),
-            Collective::Gather if at_root => {
-                let send = if in_place {
-                    own(l.rank * l.bytes)
-                } else {
-                    send_raw(l.bytes)
+            Collective::Scatter => (Side::Empty, writes(recv(1))?),
+            Collective::Gather if !at_root => (reads(send(1))?, Side::Empty),
+            Collective::Gather | Collective::Allgather => {
+                let out = writes(recv(l.size))?;
+                let input = match in_place {
+                    true => out.own(l.rank * l.bytes, l.bytes),
+                    false => reads(send(1))?,
                 };
-                (send, recv_raw(all))
-            }
-            Collective::Gather => (send_raw(l.bytes), Side::Empty),
-            Collective::Allgather => {
-                let send = if in_place {
-                    own(l.rank * l.bytes)
-                } else {
-                    send_raw(l.bytes)
-                };
-                (send, recv_raw(all))
+                (input, out)
             }
             Collective::Barrier => (Side::Empty, Side::Empty),
         };
-        Buffers { send, recv }
+        Ok(Buffers {
+            send,
+            recv,
+            comm: a.comm,
+        })
     }
 
     /// The send side read-only and the receive side writable.
     pub fn slices(&mut self) -> (&[u8], &mut [u8]) {
-        let send: &[u8] = match &self.send {
-            Side::Empty => &[],
-            // SAFETY: `new`'s caller promised `len` bytes at `p`.
-            Side::Raw(p, len) => unsafe { std::slice::from_raw_parts(*p, *len) },
-            Side::Owned(v) => v,
-        };
-        let recv: &mut [u8] = match &mut self.recv {
-            Side::Empty => &mut [],
-            // SAFETY: as above, and the program does not read them during
-            // the call (MPI forbids it).
-            Side::Raw(p, len) => unsafe { std::slice::from_raw_parts_mut(*p, *len) },
-            Side::Owned(v) => v,
-        };
-        (send, recv)
+        (self.send.bytes(), self.recv.bytes_mut())
     }
+
+    /// Unpacks what the call wrote into a packed side.
+    pub fn finish(self) -> Result<(), c_int> {
+        if let Side::Packed {
+            data,
+            buf,
+            count,
+            dtype,
+        } = &self.recv
+        {
+            let mut position: c_int = 0;
+            // SAFETY: `data` holds what `MPI_Pack` made of `count` elements
+            // of `dtype`; `buf` is where the program keeps them.
+            let code = unsafe {
+                ffi::PMPI_Unpack(
+                    data.as_ptr().cast(),
+                    data.len() as c_int,
+                    &mut position,
+                    *buf,
+                    *count,
+                    *dtype,
+                    self.comm,
+                )
+            };
+            sys::ok(code)?;
+        }
+        Ok(())
+    }
+}
+
+impl Side {
+    /// A side the call only reads.
+    fn read(d: Desc, comm: MPI_Comm) -> Result<Side, c_int> {
+        match one_block(&d)? {
+            true => Ok(Side::Raw(d.buf.cast(), d.len)),
+            false => pack(&d, comm).map(Side::Owned),
+        }
+    }
+
+    /// A side the call writes (and, at a root or in place, reads first).
+    fn write(d: Desc, comm: MPI_Comm) -> Result<Side, c_int> {
+        if one_block(&d)? {
+            return Ok(Side::Raw(d.buf.cast(), d.len));
+        }
+        let data = pack(&d, comm)?;
+        Ok(Side::Packed {
+            data,
+            buf: d.buf,
+            count: d.count,
+            dtype: d.dtype,
+        })
+    }
+
+    /// A copy of `len` bytes from `offset` on: what an in-place rank sends.
+    fn own(&self, offset: usize, len: usize) -> Side {
+        Side::Owned(self.bytes()[offset..offset + len].to_vec())
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Side::Empty => &[],
+            // SAFETY: `Buffers::new`'s caller promised `len` bytes at `p`.
+            Side::Raw(p, len) => unsafe { std::slice::from_raw_parts(*p, *len) },
+            Side::Owned(v) | Side::Packed { data: v, .. } => v,
+        }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        match self {
+            Side::Empty => &mut [],
+            // SAFETY: as in `bytes`; the program does not read them during
+            // the call.
+            Side::Raw(p, len) => unsafe { std::slice::from_raw_parts_mut(*p, *len) },
+            Side::Owned(v) | Side::Packed { data: v, .. } => v,
+        }
+    }
+}
+
+/// True when the side's bytes lie as one block from its address on.
+fn one_block(d: &Desc) -> Result<bool, c_int> {
+    Ok(sys::type_info(d.dtype)?.contiguous && !sys::is_bottom(d.buf))
+}
+
+/// `MPI_Pack` of the side: its signature's bytes, in order.
+fn pack(d: &Desc, comm: MPI_Comm) -> Result<Vec<u8>, c_int> {
+    let mut room: c_int = 0;
+    // SAFETY: MPI checks the type; `room` is an output.
+    sys::ok(unsafe { ffi::PMPI_Pack_size(d.count, d.dtype, comm, &mut room) })?;
+    let mut data = vec![0u8; (room.max(0) as usize).max(d.len)];
+    let mut position: c_int = 0;
+    // SAFETY: `data` has the room MPI asked for; `buf` holds `count`
+    // elements of `dtype` (the program's promise).
+    let code = unsafe {
+        ffi::PMPI_Pack(
+            d.buf,
+            d.count,
+            d.dtype,
+            data.as_mut_ptr().cast(),
+            data.len() as c_int,
+            &mut position,
+            comm,
+        )
+    };
+    sys::ok(code)?;
+    // On one machine a packed element is its signature's bytes; anything
+    // else (a heterogeneous job) is not what the algorithms expect.
+    if position as usize != d.len {
+        return Err(sys::err_other());
+    }
+    data.truncate(d.len);
+    Ok(data)
 }

@@ -2,10 +2,10 @@
 //! it with the selector's choice or hand it to `PMPI_<Op>` unchanged.
 //!
 //! Every decision to pass a call through is taken from arguments that MPI
-//! requires every rank to agree on (communicator, counts and type
-//! signatures, op, root) or, for a datatype's layout, on the assumption
-//! that ranks describe their data alike (docs/mpi-library.md says so):
-//! a call that one rank passed through and another ran would hang.
+//! requires every rank to agree on (communicator, type signatures, op,
+//! root, and a reduction's datatype): a call that one rank passed through
+//! and another ran would hang. A layout only some ranks use is packed
+//! ([`Buffers`]), never a reason to pass.
 
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -201,9 +201,12 @@ fn execute(
     a: &Args,
     layout: Layout,
 ) -> c_int {
-    // SAFETY: `plan` checked that each buffer this rank uses holds its
-    // bytes as one block (the program promises the memory is there).
-    let mut buffers = unsafe { Buffers::new(a, layout) };
+    // SAFETY: `plan` checked the call's arguments (the program promises
+    // the memory its datatypes describe is there).
+    let mut buffers = match unsafe { Buffers::new(a, layout) } {
+        Ok(buffers) => buffers,
+        Err(code) => return sys::raise(a.comm, code),
+    };
     let reducer = Reducer::new(a.rtype, a.mpi_op, layout.elem);
     let combine = |acc: &mut [u8], inc: &[u8]| reducer.combine(acc, inc);
     let (send, recv) = buffers.slices();
@@ -225,7 +228,10 @@ fn execute(
     if let Some(code) = reducer.error() {
         return sys::raise(a.comm, code);
     }
-    sys::SUCCESS
+    match buffers.finish() {
+        Ok(()) => sys::SUCCESS,
+        Err(code) => sys::raise(a.comm, code),
+    }
 }
 
 /// Checks a call and lays it out in bytes, or says why MPI must have it.
@@ -249,12 +255,9 @@ pub fn plan(a: &Args) -> Result<Plan, Reason> {
             elem: 1,
         }));
     }
-    if a.scount < 0 || a.rcount < 0 {
-        return Err(Reason::Invalid);
-    }
     let at_root = rank == root;
     let (bytes, elem) = match a.op {
-        Collective::Bcast => block(a.recv, a.rcount, a.rtype, false)?,
+        Collective::Bcast => block(a.recv, a.rcount, a.rtype, false, false)?,
         Collective::Reduce | Collective::Allreduce => reduction(a, at_root)?,
         Collective::Scatter => blocks(a, at_root, Side::Send)?,
         Collective::Gather => blocks(a, at_root, Side::Recv)?,
@@ -279,27 +282,35 @@ pub fn plan(a: &Args) -> Result<Plan, Reason> {
     }))
 }
 
-/// The bytes and element size of `count` elements of `dtype` at `buf`.
+/// The bytes (the type signature's: every rank agrees on them) and the
+/// element size of `count` elements of `dtype` at `buf`. A side that is
+/// not one block (or lies at `MPI_BOTTOM`) is packed and unpacked around
+/// the call ([`Buffers`]): passing it through would leave the ranks that
+/// describe their data as one block waiting in autocoll's algorithm.
+/// Only a reduction needs its elements as one block of its datatype.
 fn block(
     buf: *const c_void,
     count: c_int,
     dtype: MPI_Datatype,
     in_place_ok: bool,
+    combines: bool,
 ) -> Result<(usize, usize), Reason> {
-    if sys::is_in_place(buf) && !in_place_ok {
+    if sys::is_in_place(buf) && !in_place_ok || count < 0 {
         return Err(Reason::Invalid);
     }
-    if sys::is_bottom(buf) {
+    let info = sys::type_info(dtype).map_err(|_| Reason::Invalid)?;
+    if combines && sys::is_bottom(buf) {
         return Err(Reason::Bottom);
     }
-    let info = sys::type_info(dtype).map_err(|_| Reason::Invalid)?;
-    if !info.contiguous {
+    if combines && !info.contiguous {
         return Err(Reason::NonContiguous);
     }
     let bytes = (count as usize)
         .checked_mul(info.size)
         .ok_or(Reason::TooLarge)?;
-    Ok((bytes, info.size.max(1)))
+    // Segments of a reduction never split an element; elsewhere ranks may
+    // describe the same bytes with types of different sizes.
+    Ok((bytes, if combines { info.size.max(1) } else { 1 }))
 }
 
 /// Reduce and allreduce: one datatype, one op, the receive side's layout
@@ -311,9 +322,9 @@ fn reduction(a: &Args, at_root: bool) -> Result<(usize, usize), Reason> {
         OpKind::Invalid => return Err(Reason::Invalid),
     }
     let receives = a.op == Collective::Allreduce || at_root;
-    let layout = block(a.send, a.rcount, a.rtype, receives)?;
+    let layout = block(a.send, a.rcount, a.rtype, receives, true)?;
     if receives {
-        block(a.recv, a.rcount, a.rtype, false)?;
+        block(a.recv, a.rcount, a.rtype, false, true)?;
     }
     Ok(layout)
 }
@@ -347,13 +358,13 @@ fn blocks(a: &Args, holds_all: bool, all: Side) -> Result<(usize, usize), Reason
         ),
     };
     if !holds_all {
-        return block(mine, mine_count, mine_type, false);
+        return block(mine, mine_count, mine_type, false, false);
     }
-    let (bytes, elem) = block(theirs, their_count, their_type, false)?;
+    let (bytes, elem) = block(theirs, their_count, their_type, false, false)?;
     if sys::is_in_place(mine) {
         return Ok((bytes, elem));
     }
-    let (own, _) = block(mine, mine_count, mine_type, false)?;
+    let (own, _) = block(mine, mine_count, mine_type, false, false)?;
     if own != bytes {
         return Err(Reason::Differing);
     }

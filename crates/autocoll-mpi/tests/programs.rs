@@ -202,7 +202,7 @@ fn issue18_wildcard_receives_never_see_the_library_messages() {
 }
 
 #[test]
-fn issue18_intercommunicators_and_vector_types_pass_through_counted() {
+fn issue18_intercommunicators_and_reductions_over_vector_types_pass_through_counted() {
     let dir = scratch("passthrough");
     let exe = build("mpicc", "passthrough.c", &dir);
     let out = mpirun(4, true, &[("AUTOCOLL_VERBOSE", "1")], &exe, &[]);
@@ -213,7 +213,7 @@ fn issue18_intercommunicators_and_vector_types_pass_through_counted() {
         "{err}"
     );
     assert!(
-        err.contains("autocoll-mpi: bcast passed non-contiguous=1"),
+        err.contains("autocoll-mpi: allreduce passed non-contiguous=1"),
         "{err}"
     );
 }
@@ -342,5 +342,27 @@ fn issue18_native_selection_passes_every_call_to_mpi() {
     for (op, autocoll, native, passed) in counts {
         assert_eq!((autocoll, native), (0, 0), "{op}");
         assert!(passed > 0, "{op}");
+    }
+}
+
+#[test]
+fn issue18_ranks_that_describe_their_data_differently_are_handled_not_hung() {
+    let dir = scratch("layouts");
+    let exe = build("mpicc", "layouts.c", &dir);
+    let plain = mpirun(4, false, &[], &exe, &[]);
+    assert_eq!(String::from_utf8_lossy(&plain.stdout), "layouts: ok\n");
+    let select = "fixed:scatter:binomial,bcast:binary,gather:flat";
+    let out = mpirun(
+        4,
+        true,
+        &[("AUTOCOLL_SELECT", select), ("AUTOCOLL_VERBOSE", "1")],
+        &exe,
+        &[],
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "layouts: ok\n");
+    let counts = summary(&out.stderr);
+    for (op, calls) in [("scatter", 2), ("bcast", 1), ("gather", 1)] {
+        let c = counts.iter().find(|c| c.0 == op).unwrap();
+        assert_eq!((c.1, c.3), (calls, 0), "{op}: {counts:?}");
     }
 }
