@@ -5,7 +5,7 @@
 //! requires every rank to agree on (communicator, type signatures, op,
 //! root, and a reduction's datatype): a call that one rank passed through
 //! and another ran would hang. A layout only some ranks use is packed
-//! ([`Buffers`]), never a reason to pass.
+//! (`buffers::Buffers`), never a reason to pass.
 
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};

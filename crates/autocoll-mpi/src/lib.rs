@@ -4,12 +4,12 @@
 //! library defines `MPI_Bcast`, `MPI_Reduce`, `MPI_Allreduce`,
 //! `MPI_Scatter`, `MPI_Gather`, `MPI_Allgather` and `MPI_Barrier` and their
 //! Fortran names, and reaches the MPI library only through `PMPI_*`. A
-//! call is checked first ([`coll::plan`]): anything the library does not
+//! call is checked first (`coll::plan`): anything the library does not
 //! handle goes to `PMPI_<Op>` unchanged and is counted. The others run on
 //! an autocoll [`Communicator`](autocoll::Communicator) over a private
-//! duplicate of the program's communicator ([`state`]), whose selector
+//! duplicate of the program's communicator (`state`), whose selector
 //! picks per call among autocoll's implementations and the MPI library's
-//! own (`<op>:mpi`). No panic crosses into C ([`boundary`]); an MPI error
+//! own (`<op>:mpi`). No panic crosses into C (`boundary`); an MPI error
 //! reaches the program's error handler as MPI's own would. With
 //! `AUTOCOLL_PATTERN`, the point-to-point calls are wrapped too and the
 //! program's pattern is written at `MPI_Finalize`. docs/mpi-library.md has
