@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use autocoll::comm::mpi::Mpi;
 use autocoll::pattern::Recording;
@@ -109,6 +110,9 @@ fn build(comm: MPI_Comm, keyval: c_int) -> Result<Arc<Mutex<State>>, String> {
         None => Box::new(mpi),
     };
     let mut c = Communicator::new(transport);
+    // A collective waits as long as its peers take, as MPI's own do: a
+    // rank that reads a file for a minute before a broadcast is no error.
+    c.set_timeout(Duration::MAX);
     let (same, world_sized) = compare_with_world(comm);
     if let Some(dir) = &config.trace {
         // Communicators made alike at once (the halves of a split) agree

@@ -366,3 +366,25 @@ fn issue18_ranks_that_describe_their_data_differently_are_handled_not_hung() {
         assert_eq!((c.1, c.3), (calls, 0), "{op}: {counts:?}");
     }
 }
+
+#[test]
+fn issue18_a_rank_that_comes_late_is_waited_for_as_mpi_does() {
+    let dir = scratch("late");
+    let exe = build("mpicc", "late.c", &dir);
+    // Beyond the transport's 30 s default timeout, which once failed the
+    // waiting ranks' calls.
+    let env = [
+        (
+            "AUTOCOLL_SELECT",
+            "fixed:bcast:binomial,allreduce:ring,barrier:binomial",
+        ),
+        ("AUTOCOLL_VERBOSE", "1"),
+    ];
+    let out = mpirun(3, true, &env, &exe, &[Path::new("32")]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "late: ok (0 wrong)\n");
+    let counts = summary(&out.stderr);
+    for op in ["bcast", "allreduce"] {
+        let handled = counts.iter().find(|c| c.0 == op).map(|c| c.1);
+        assert_eq!(handled, Some(1), "{op}: {:?}", counts);
+    }
+}
