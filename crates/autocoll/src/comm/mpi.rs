@@ -8,9 +8,9 @@
 //! (copying a small buffer is cheaper than a second message); a longer one
 //! follows straight from the caller's [`Bytes`], which is kept alive until
 //! MPI reports the sends complete, in pieces small enough for MPI to send
-//! at once (60 KiB, under Open MPI's tcp eager limit). MPI keeps the order of messages with one
-//! source, tag and communicator, so the k-th long header from a rank goes
-//! with the k-th payload from it.
+//! at once (60 KiB, under Open MPI's tcp eager limit). MPI keeps the order
+//! of messages with one source, tag and communicator, so the k-th long
+//! header from a rank goes with the k-th payload from it.
 //!
 //! Each source has a standing receive for its next header (a header and
 //! an inline payload fit in it), so a small message lands without a probe.
@@ -21,10 +21,10 @@
 //! set (the interposition library: a collective waits as long as its peers
 //! take, as MPI's own do), it blocks in `MPI_Waitsome`. With a timeout it
 //! goes on testing until the deadline: MPI has no wait that ends at one.
-//! All traffic runs on a private duplicate of the
-//! communicator it is built on (`MPI_COMM_WORLD` for [`world`], the
-//! program's own for [`Mpi::on`]), so it never meets the application's own
-//! messages, wildcard receives included.
+//! All traffic runs on a private duplicate of the communicator it is built
+//! on (`MPI_COMM_WORLD` for [`world`], the program's own for [`Mpi::on`]),
+//! so it never meets the application's own messages, wildcard receives
+//! included.
 //!
 //! Every MPI call of the transport goes to `PMPI_*`, the profiling names:
 //! under the MPI interposition library (`autocoll-mpi`), which defines
@@ -256,22 +256,41 @@ impl Mpi {
     /// Posts the standing receive of `src`'s next header: a message of up
     /// to a header and an inline payload lands without a probe.
     fn post_header(&mut self, src: usize) -> Result<()> {
-        let buf = &mut self.header_bufs[src];
-        // SAFETY: `buf` holds HEADER + INLINE_MAX bytes and is neither
+        let buf = self.header_bufs[src].as_mut_ptr();
+        // SAFETY: the buffer holds HEADER + INLINE_MAX bytes and is neither
         // moved nor replaced until the request completes (`take_header`)
         // or is cancelled and waited for (`Drop`).
+        self.requests[src] = unsafe { self.irecv_into(buf, HEADER + INLINE_MAX, src, HEADER_TAG)? };
+        Ok(())
+    }
+
+    /// Starts receiving `len` bytes from `src` with `mpi_tag` into `buf`.
+    ///
+    /// # Safety
+    /// `buf` must hold `len` bytes (at most `c_int::MAX`) that stay in
+    /// place until the request completes, or is cancelled and waited for.
+    unsafe fn irecv_into(
+        &self,
+        buf: *mut u8,
+        len: usize,
+        src: usize,
+        mpi_tag: c_int,
+    ) -> Result<ffi::MPI_Request> {
+        let mut request = request_null();
+        // SAFETY: the caller's promise on `buf`; the communicator is live.
         let code = unsafe {
             ffi::PMPI_Irecv(
-                buf.as_mut_ptr().cast(),
-                (HEADER + INLINE_MAX) as c_int,
+                buf.cast(),
+                len as c_int,
                 ffi::RSMPI_UINT8_T,
                 src as c_int,
-                HEADER_TAG,
+                mpi_tag,
                 self.comm,
-                &mut self.requests[src],
+                &mut request,
             )
         };
-        mpi_ok("PMPI_Irecv", code)
+        mpi_ok("PMPI_Irecv", code)?;
+        Ok(request)
     }
 
     /// Starts sending `data` and keeps it until the send completes.
@@ -430,7 +449,7 @@ impl Mpi {
         Ok(())
     }
 
-    /// Posts the receives of a long payload's pieces (see [`piece`]).
+    /// Posts the receives of a long payload's pieces (see [`pieces`]).
     fn irecv(&mut self, src: usize, len: usize, tag: Tag) -> Result<Arriving> {
         let mut buf = vec![0u8; len];
         let seq = self.next_seq;
@@ -438,22 +457,11 @@ impl Mpi {
         let pieces = pieces(len);
         for range in pieces.clone() {
             let part = &mut buf[range];
-            let mut request = request_null();
-            // SAFETY: `part` lies in `buf`, whose heap block does not move
-            // while the `Arriving` that owns it waits in `arriving` (until
-            // every piece's request completes, or `Drop` waits for them).
-            let code = unsafe {
-                ffi::PMPI_Irecv(
-                    part.as_mut_ptr().cast(),
-                    part.len() as c_int,
-                    ffi::RSMPI_UINT8_T,
-                    src as c_int,
-                    DATA_TAG,
-                    self.comm,
-                    &mut request,
-                )
-            };
-            mpi_ok("PMPI_Irecv", code)?;
+            // SAFETY: `part` (at most PIECE bytes) lies in `buf`, whose heap
+            // block does not move while the `Arriving` that owns it waits in
+            // `arriving` (until every piece's request completes, or `Drop`
+            // waits for them).
+            let request = unsafe { self.irecv_into(part.as_mut_ptr(), part.len(), src, DATA_TAG)? };
             self.requests.push(request);
             self.pending.push(Pending::Payload { src, seq });
         }
