@@ -17,8 +17,9 @@ use super::tests::{check_timeline, run, timeline};
 /// time (tens to hundreds of µs on threads) and the machine's noise (with
 /// the other tests running beside these on 2 cores, a thread can wait a
 /// few ms for a core: 2 ms let the late rank's child be later still in a
-/// quarter of the calls).
-const LATE: Duration = Duration::from_millis(10);
+/// quarter of the calls; with 10 ms and three busy loops beside the
+/// tests, another rank was found 8 ms late in 2 runs of 10).
+const LATE: Duration = Duration::from_millis(25);
 const CALLS: usize = 30;
 
 fn scratch(name: &str) -> PathBuf {
@@ -39,9 +40,22 @@ fn options() -> TraceOptions {
     }
 }
 
-/// Records `CALLS` allreduces over `imp` on `size` threads laid out by
-/// `hosts` (one host when `None`); `late` sleeps before entering each.
+/// Records `CALLS` allreduces of `size` f64 over `imp` on `size` threads
+/// laid out by `hosts` (one host when `None`); `late` sleeps before
+/// entering each.
 fn record(dir: &Path, imp: &str, size: usize, hosts: Option<&[&str]>, late: Option<usize>) {
+    record_of(dir, imp, size, size, hosts, late)
+}
+
+/// As [`record`], with `elements` f64 in each rank's vector.
+fn record_of(
+    dir: &Path,
+    imp: &str,
+    size: usize,
+    elements: usize,
+    hosts: Option<&[&str]>,
+    late: Option<usize>,
+) {
     let imp: Implementation = imp.parse().unwrap();
     let layout = hosts.map(|h| Layout::of_hosts(h.iter().map(|s| s.to_string()).collect()));
     let layout = layout.transpose().unwrap();
@@ -50,8 +64,8 @@ fn record(dir: &Path, imp: &str, size: usize, hosts: Option<&[&str]>, late: Opti
             comm.set_layout(l.clone())?;
         }
         comm.trace_with(dir, options())?;
-        let mine = vec![comm.rank() as f64; size];
-        let mut sum = vec![0.0; size];
+        let mine = vec![comm.rank() as f64; elements];
+        let mut sum = vec![0.0; elements];
         for _ in 0..CALLS {
             if Some(comm.rank()) == late {
                 std::thread::sleep(LATE);
@@ -128,10 +142,16 @@ fn issue16_a_late_rank_on_threads_is_found_as_the_source_for_binomial_chain_and_
 /// node. The analysis finds it as the source and says that the
 /// collectives make this imbalance themselves: rank 7 spends no longer
 /// between calls than the others.
+///
+/// Rank 7 leaves one hop after rank 6, so the hop must stand above the
+/// machine's noise: with 8 f64 a hop took a few µs, and on 2 busy cores
+/// rank 6 was as often later than 7 (CI saw rank 6 found as the source).
+/// Unsegmented 512 KiB vectors make a hop a copy and a reduction of
+/// 512 KiB, tens to hundreds of µs.
 #[test]
 fn issue16_an_imbalance_the_tree_makes_itself_is_told_from_the_programs() {
     let dir = scratch("chain-itself");
-    record(&dir, "allreduce:chain", 8, None, None);
+    record_of(&dir, "allreduce:chain", 8, 1 << 16, None, None);
     let report = run(&dir);
     let found = group(&report, "allreduce:chain")
         .load_imbalance

@@ -393,6 +393,25 @@ mod tests {
         )
     }
 
+    /// Runs a script the test has just written. Another test thread that
+    /// forks in the moment the script is open for writing hands its child
+    /// the open file until the child's exec, and running the script then
+    /// fails with "Text file busy" (CI saw it): that is retried, for the
+    /// script and for the scripts it runs in turn (sh exits 126).
+    fn output(cmd: &mut std::process::Command) -> std::process::Output {
+        for _ in 0..100 {
+            match cmd.output() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {}
+                Ok(out)
+                    if out.status.code() == Some(126)
+                        && String::from_utf8_lossy(&out.stderr).contains("busy") => {}
+                other => return other.unwrap(),
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("{cmd:?} stayed busy for a second")
+    }
+
     /// The wrapper hands mpirun the cluster's files as single words even
     /// when the directory's name has spaces and quotes, and passes the
     /// user's arguments on after its own.
@@ -415,11 +434,11 @@ mod tests {
         write_script(&bin.join("mpirun"), "#!/bin/sh\nprintf '%s\\n' \"$@\"\n").unwrap();
         write_files(&spec, &dir).unwrap();
         let path = path_with(&bin);
-        let out = std::process::Command::new(dir.join("mpirun"))
-            .args(["-n", "2", "prog with space"])
-            .env("PATH", path)
-            .output()
-            .unwrap();
+        let out = output(
+            std::process::Command::new(dir.join("mpirun"))
+                .args(["-n", "2", "prog with space"])
+                .env("PATH", path),
+        );
         std::fs::remove_dir_all(&root).unwrap();
         assert!(
             out.status.success(),
@@ -470,11 +489,11 @@ mod tests {
         write_files(&spec, &root).unwrap();
         let path = path_with(&bin);
         let run = |host: &str| {
-            let out = std::process::Command::new(root.join("agent"))
-                .args([host, "echo", "$AUTOCOLL_HOST", "$AUTOCOLL_SWITCH"])
-                .env("PATH", &path)
-                .output()
-                .unwrap();
+            let out = output(
+                std::process::Command::new(root.join("agent"))
+                    .args([host, "echo", "$AUTOCOLL_HOST", "$AUTOCOLL_SWITCH"])
+                    .env("PATH", &path),
+            );
             String::from_utf8_lossy(&out.stdout).trim().to_string()
         };
         assert_eq!(run("a"), "a top");
