@@ -17,6 +17,7 @@ mod cluster;
 mod compare;
 mod launch;
 mod list;
+mod map;
 mod mpirun;
 mod out;
 mod plot;
@@ -66,6 +67,9 @@ enum Command {
     /// Run an unmodified Open MPI program under mpirun with autocoll's
     /// collectives preloaded in place of the MPI library's.
     Mpirun(mpirun::Args),
+    /// Place ranks on the machine's topology from the program's pattern:
+    /// estimated costs and rankfiles, machinefiles, hostfiles.
+    Map(map::Args),
 }
 
 /// A failure the user caused (exit 2) or a run that failed (exit 1).
@@ -97,6 +101,7 @@ fn main() -> ExitCode {
         Command::Analyze(a) => analyze::run(a),
         Command::LibPath(a) => mpirun::run_path(a),
         Command::Mpirun(a) => mpirun::run(a),
+        Command::Map(a) => map::run(a),
     };
     match outcome {
         Ok(code) => code,

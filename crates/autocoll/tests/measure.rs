@@ -81,7 +81,10 @@ fn slow_forwarder_delays_ol_i_from_its_rank_on() {
     let _serial = serial();
     const P: usize = 5;
     const SLOW: usize = 2;
-    let delay = Duration::from_millis(20);
+    // Far above the noise of a loaded machine: with 20 ms, a base run
+    // slowed by 3 ms of builds beside it left a growth of 17 ms, under
+    // the 0.9 × delay the test asks for.
+    let delay = Duration::from_millis(50);
     let pt = point("bcast:chain", 4096);
     let opts = Options {
         calls: 4,

@@ -1,0 +1,298 @@
+//! The hardware communication topology: a tree of switch elements over
+//! processing elements, and its file, `autocoll.topology/1` (TOML,
+//! docs/formats.md).
+//!
+//! The paper's model (its Figure 2) gives every switch element down ports,
+//! an up port and a maximum aggregate bandwidth, and every port an in and
+//! an out bandwidth per message length with a maximum. Here the two ports
+//! that face each other across one wire are one [`Link`] with two
+//! directions: `up` (from the element towards its parent, the paper's
+//! "out") and `down`. A switch element's processing elements each have a
+//! link of the same kind, `pe_link` (for a host, its memory).
+//!
+//! Processing elements are numbered in the order of their elements in the
+//! file, each element's in turn: the order in which `mpirun` fills the
+//! slots of a hostfile listing the same hosts, so that rank i on
+//! processing element i is the placement a user gets by default.
+
+use std::path::Path;
+
+use crate::{Error, Result};
+
+/// The `schema` of a topology file.
+pub const SCHEMA: &str = "autocoll.topology/1";
+
+/// Bandwidth (bytes per second) as a function of message length: points
+/// at increasing lengths, straight lines between them on a logarithmic
+/// length axis, flat beyond the ends.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    points: Vec<(u64, f64)>,
+}
+
+impl Table {
+    /// The same bandwidth at every length.
+    pub fn flat(rate: f64) -> Table {
+        Table {
+            points: vec![(1, rate)],
+        }
+    }
+
+    /// A table of `(bytes, bytes per second)` points; lengths at least 1
+    /// and increasing, rates positive and finite.
+    pub fn new(points: Vec<(u64, f64)>) -> std::result::Result<Table, String> {
+        if points.is_empty() {
+            return Err("a bandwidth table needs at least one point".into());
+        }
+        for (i, &(bytes, rate)) in points.iter().enumerate() {
+            if bytes == 0 {
+                return Err("a message length in a bandwidth table is at least 1 byte".into());
+            }
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(format!("the bandwidth at {bytes} bytes is not positive"));
+            }
+            if i > 0 && points[i - 1].0 >= bytes {
+                return Err(format!(
+                    "message lengths must increase ({} then {bytes})",
+                    points[i - 1].0
+                ));
+            }
+        }
+        Ok(Table { points })
+    }
+
+    /// The points, by increasing length.
+    pub fn points(&self) -> &[(u64, f64)] {
+        &self.points
+    }
+
+    /// The bandwidth for messages of `bytes` (bytes per second).
+    pub fn at(&self, bytes: f64) -> f64 {
+        let p = &self.points;
+        let first = p[0];
+        let last = p[p.len() - 1];
+        if bytes <= first.0 as f64 {
+            return first.1;
+        }
+        if bytes >= last.0 as f64 {
+            return last.1;
+        }
+        let i = p.partition_point(|&(b, _)| (b as f64) <= bytes);
+        let (b0, r0) = p[i - 1];
+        let (b1, r1) = p[i];
+        let x0 = (b0 as f64).log2();
+        let x1 = (b1 as f64).log2();
+        r0 + (r1 - r0) * (bytes.log2() - x0) / (x1 - x0)
+    }
+
+    /// The highest bandwidth in the table.
+    pub fn peak(&self) -> f64 {
+        self.points.iter().map(|p| p.1).fold(0.0, f64::max)
+    }
+}
+
+/// One wire between an element and its parent (or a processing element
+/// and its switch element), in both directions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    /// Towards the parent.
+    pub up: Table,
+    /// Towards the child.
+    pub down: Table,
+    /// The most the link carries upwards, however many pairs share it.
+    pub max_up: f64,
+    /// The most it carries downwards.
+    pub max_down: f64,
+}
+
+impl Link {
+    /// A link of `rate` bytes per second both ways at every length.
+    pub fn flat(rate: f64) -> Link {
+        Link {
+            up: Table::flat(rate),
+            down: Table::flat(rate),
+            max_up: rate,
+            max_down: rate,
+        }
+    }
+}
+
+/// A switch element: a network switch, a host (its memory), a socket.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Element {
+    /// Its name, unique; a host's name is what rankfiles and hostfiles
+    /// carry.
+    pub name: String,
+    /// The index of its parent; `None` for the top element only.
+    pub parent: Option<usize>,
+    /// The link to its parent (`None` for the top element only).
+    pub link: Option<Link>,
+    /// The most all its ports together carry (bytes per second), if
+    /// bounded.
+    pub max: Option<f64>,
+    /// How many processing elements hang directly under it.
+    pub pes: usize,
+    /// Each processing element's link to it (required when `pes` > 0).
+    pub pe_link: Option<Link>,
+    /// The address its processing elements listen on, for hostfiles of
+    /// `autocoll launch`.
+    pub addr: Option<String>,
+}
+
+/// A topology: elements (parents before children are not required; the
+/// tree is checked) and the processing elements under them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Topology {
+    /// The machine's name.
+    pub name: String,
+    elements: Vec<Element>,
+    /// Each processing element's element and its slot there.
+    pes: Vec<(usize, usize)>,
+    depth: Vec<usize>,
+}
+
+impl Topology {
+    /// A topology of `elements`, checked: one top element, parents that
+    /// exist without cycles, a link to every parent, a `pe_link` wherever
+    /// there are processing elements, at least one processing element,
+    /// unique names that a hostfile can carry.
+    pub fn new(name: &str, elements: Vec<Element>) -> std::result::Result<Topology, String> {
+        let mut seen = std::collections::HashSet::new();
+        for e in &elements {
+            check_name(&e.name)?;
+            if !seen.insert(e.name.as_str()) {
+                return Err(format!("element `{}` is named twice", e.name));
+            }
+        }
+        let tops: Vec<&str> = elements
+            .iter()
+            .filter(|e| e.parent.is_none())
+            .map(|e| e.name.as_str())
+            .collect();
+        if tops.len() != 1 {
+            return Err(format!(
+                "a topology has exactly one element without a parent, not {} ({})",
+                tops.len(),
+                tops.join(", ")
+            ));
+        }
+        let mut depth = vec![0; elements.len()];
+        for (i, e) in elements.iter().enumerate() {
+            let (mut at, mut d) = (e.parent, 0);
+            while let Some(p) = at {
+                if p >= elements.len() {
+                    return Err(format!("element `{}` has no parent {p}", e.name));
+                }
+                d += 1;
+                if d > elements.len() {
+                    return Err(format!("element `{}` is its own ancestor", e.name));
+                }
+                at = elements[p].parent;
+            }
+            depth[i] = d;
+            if e.parent.is_some() && e.link.is_none() {
+                return Err(format!("element `{}` needs a link to its parent", e.name));
+            }
+            if e.pes > 0 && e.pe_link.is_none() {
+                return Err(format!(
+                    "element `{}` has processing elements and needs a pe_link",
+                    e.name
+                ));
+            }
+            if let Some(m) = e.max {
+                check_rate(m).map_err(|w| format!("element `{}`: max {w}", e.name))?;
+            }
+        }
+        let pes: Vec<(usize, usize)> = elements
+            .iter()
+            .enumerate()
+            .flat_map(|(i, e)| (0..e.pes).map(move |s| (i, s)))
+            .collect();
+        if pes.is_empty() {
+            return Err("a topology needs at least one processing element (pes)".into());
+        }
+        Ok(Topology {
+            name: name.into(),
+            elements,
+            pes,
+            depth,
+        })
+    }
+
+    /// The elements, in file order.
+    pub fn elements(&self) -> &[Element] {
+        &self.elements
+    }
+
+    /// How many processing elements.
+    pub fn pe_count(&self) -> usize {
+        self.pes.len()
+    }
+
+    /// Processing element `pe`'s element and slot.
+    pub fn pe(&self, pe: usize) -> (usize, usize) {
+        self.pes[pe]
+    }
+
+    /// How far element `e` is below the top.
+    pub fn depth(&self, e: usize) -> usize {
+        self.depth[e]
+    }
+
+    /// The names of the switch elements above element `e` that hold no
+    /// processing elements, from the top down, joined by `/`: the
+    /// `switch=` of a hostfile line.
+    pub fn switch_path(&self, e: usize) -> String {
+        let mut names = Vec::new();
+        let mut at = self.elements[e].parent;
+        while let Some(p) = at {
+            names.push(self.elements[p].name.as_str());
+            at = self.elements[p].parent;
+        }
+        names.reverse();
+        names.join("/")
+    }
+
+    /// Reads a topology file.
+    pub fn read(path: &Path) -> Result<Topology> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::io(format!("reading topology {}", path.display()), e))?;
+        Topology::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses a topology file's text; errors name `origin` and the line.
+    pub fn parse(text: &str, origin: &str) -> Result<Topology> {
+        file::parse(text, origin)
+    }
+
+    /// The file's text; [`Topology::parse`] reads back an equal topology.
+    pub fn to_toml(&self) -> String {
+        file::write(self)
+    }
+
+    /// Writes the file atomically.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        autocoll::files::write_atomic(path, self.to_toml().as_bytes())
+            .map_err(|e| Error::Format(format!("writing {}: {e}", path.display())))
+    }
+}
+
+fn check_name(name: &str) -> std::result::Result<(), String> {
+    let bad = |c: char| c.is_whitespace() || c == '#' || c == '/' || c == '=';
+    match name.is_empty() || name.chars().any(bad) {
+        true => Err(format!(
+            "`{name}` is not an element name (no spaces, `#`, `/` or `=`, not empty)"
+        )),
+        false => Ok(()),
+    }
+}
+
+fn check_rate(rate: f64) -> std::result::Result<(), String> {
+    match rate.is_finite() && rate > 0.0 {
+        true => Ok(()),
+        false => Err(format!("{rate} is not a positive bandwidth")),
+    }
+}
+
+mod file;
+pub use file::parse_rate;
