@@ -86,6 +86,11 @@ pub struct Args {
     /// Write the topology as an `autocoll.topology/1` file.
     #[arg(long)]
     write_topology: Option<PathBuf>,
+    /// Arrange every host's processing elements as hwloc sees a host:
+    /// `hwloc` (this machine, `lstopo-no-graphics --of synthetic`) or a
+    /// file holding such a line (saved on a compute node).
+    #[arg(long, value_name = "hwloc|FILE")]
+    host_inside: Option<String>,
 }
 
 /// One method's outcome.
@@ -128,7 +133,20 @@ struct Report {
 /// Runs `autocoll map`.
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let usage = Failure::Usage;
-    let topology = load_topology(&a.topology).map_err(usage)?;
+    let mut topology = load_topology(&a.topology).map_err(usage)?;
+    if let Some(inside) = &a.host_inside {
+        let levels = match inside.as_str() {
+            "hwloc" => autocoll_map::hwloc::this_machine().map_err(|e| usage(e.to_string()))?,
+            file => {
+                let text = std::fs::read_to_string(file)
+                    .map_err(|e| usage(format!("reading {file}: {e}")))?;
+                autocoll_map::hwloc::parse_synthetic(&text)
+                    .map_err(|e| usage(format!("{file}: {e}")))?
+            }
+        };
+        topology =
+            autocoll_map::hwloc::expand(&topology, &levels).map_err(|e| usage(e.to_string()))?;
+    }
     if let Some(path) = &a.write_topology {
         topology
             .write(path)
@@ -240,6 +258,7 @@ pub fn of_spec(spec: &Spec) -> Result<Topology, String> {
             pes: 0,
             pe_link: None,
             addr: None,
+            host: None,
         })
         .collect();
     for (i, h) in spec.hosts.iter().enumerate() {
@@ -251,6 +270,7 @@ pub fn of_spec(spec: &Spec) -> Result<Topology, String> {
             pes: h.slots as usize,
             pe_link: Some(memory.clone()),
             addr: Some(spec.host_addr(i)),
+            host: None,
         });
     }
     Topology::new(&spec.name, elements)

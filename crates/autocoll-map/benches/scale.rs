@@ -1,8 +1,10 @@
 //! The mappers at scale (issue 19: greedy and the estimator on 1024 ranks
 //! and 10^5 communicating pairs in under a second or two; the search
-//! within its budget). A top switch over 8 switches (1 Gbit/s uplinks) of
-//! 8 hosts each (100 Mbit/s), 16 processing elements a host; 10^5 random
-//! ordered pairs with 1–49 messages of 64 B, 1 KiB or 64 KiB.
+//! within its budget; against Scotch). A top switch over 8 switches
+//! (1 Gbit/s uplinks) of 8 hosts each (100 Mbit/s), 16 processing elements
+//! a host. Two patterns: 10^5 random ordered pairs with 1–49 messages of
+//! 64 B, 1 KiB or 64 KiB; a 3-D halo of 16 × 8 × 8 ranks (10 messages of
+//! 64 KiB to each neighbour). Scotch (`scotch_gmap`) runs when installed.
 //!
 //! `cargo bench -p autocoll-map --bench scale` prints, per step, the
 //! median and range over 5 runs; `-- --quick` runs once.
@@ -22,6 +24,7 @@ fn element(name: String, parent: Option<usize>, link: Option<f64>, pes: usize) -
         pes,
         pe_link: (pes > 0).then(|| Link::flat(2e9)),
         addr: None,
+        host: None,
     }
 }
 
@@ -52,6 +55,41 @@ fn traffic(ranks: usize, pairs: usize) -> Traffic {
     t
 }
 
+/// A 3-D halo of 16 × 8 × 8 ranks, x fastest.
+fn halo3d() -> Traffic {
+    let (sx, sy, sz) = (16, 8, 8);
+    let mut t = Traffic::new(sx * sy * sz);
+    for z in 0..sz {
+        for y in 0..sy {
+            for x in 0..sx {
+                let r = x + sx * (y + sy * z);
+                let mut to = |xx: usize, yy: usize, zz: usize| {
+                    t.add(r, xx + sx * (yy + sy * zz), 65536.0, 10)
+                };
+                if x > 0 {
+                    to(x - 1, y, z);
+                }
+                if x + 1 < sx {
+                    to(x + 1, y, z);
+                }
+                if y > 0 {
+                    to(x, y - 1, z);
+                }
+                if y + 1 < sy {
+                    to(x, y + 1, z);
+                }
+                if z > 0 {
+                    to(x, y, z - 1);
+                }
+                if z + 1 < sz {
+                    to(x, y, z + 1);
+                }
+            }
+        }
+    }
+    t
+}
+
 fn report(name: &str, mut times: Vec<Duration>) {
     times.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -74,33 +112,39 @@ fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let runs = if quick { 1 } else { 5 };
     let t = topology();
-    let traffic = traffic(1024, 100_000);
     println!(
-        "1024 ranks, 100000 pairs on {} processing elements",
+        "random: 1024 ranks, 100000 pairs, {} processing elements",
         t.pe_count()
     );
-    let estimator = Estimator::new(&t);
-    let linear = autocoll_map::linear(1024, &t).unwrap();
+    scale(&t, &traffic(1024, 100_000), runs);
+    println!("halo3d: 16 x 8 x 8 ranks");
+    scale(&t, &halo3d(), runs);
+}
+
+fn scale(t: &Topology, traffic: &Traffic, runs: usize) {
+    let (t, traffic) = (t, traffic);
+    let estimator = Estimator::new(t);
+    let linear = autocoll_map::linear(1024, t).unwrap();
     let mut greedy_t = Vec::new();
     let mut estimate_t = Vec::new();
     let mut search_t = Vec::new();
     let mut costs = None;
     for _ in 0..runs {
-        let (g, d) = timed(|| autocoll_map::greedy(&t, &traffic).unwrap());
+        let (g, d) = timed(|| autocoll_map::greedy(t, traffic).unwrap());
         greedy_t.push(d);
-        let (c, d) = timed(|| estimator.cost(&traffic, &g));
+        let (c, d) = timed(|| estimator.cost(traffic, &g));
         estimate_t.push(d);
         let budget = Budget {
             evaluations: usize::MAX,
             time: Duration::from_secs(1),
             seed: 1,
         };
-        let (s, d) = timed(|| autocoll_map::search(&t, &traffic, &g, budget).unwrap());
+        let (s, d) = timed(|| autocoll_map::search(t, traffic, &g, budget).unwrap());
         search_t.push(d);
         costs = Some((
-            estimator.cost(&traffic, &linear),
+            estimator.cost(traffic, &linear),
             c,
-            estimator.cost(&traffic, &s),
+            estimator.cost(traffic, &s),
         ));
     }
     report("greedy", greedy_t);
@@ -108,4 +152,30 @@ fn main() {
     report("search, budget 1 s", search_t);
     let (l, g, s) = costs.unwrap();
     println!("estimated: linear {l:.3} s, greedy {g:.3} s, search {s:.3} s");
+    scotch(t, traffic, &estimator, runs);
+}
+
+/// Scotch on the same inputs, when `scotch_gmap` is installed.
+fn scotch(t: &Topology, traffic: &Traffic, estimator: &Estimator, runs: usize) {
+    let dir = std::env::temp_dir().join(format!("autocoll-map-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut times = Vec::new();
+    let mut cost = None;
+    for _ in 0..runs {
+        match timed(|| autocoll_map::scotch(t, traffic, &dir)) {
+            (Ok((m, _)), d) => {
+                times.push(d);
+                cost = Some(estimator.cost(traffic, &m));
+            }
+            (Err(e), _) => {
+                println!("scotch: {e}");
+                break;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Some(c) = cost {
+        report("scotch_gmap (files, run, read back)", times);
+        println!("estimated: scotch {c:.3} s");
+    }
 }

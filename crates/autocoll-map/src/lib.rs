@@ -27,6 +27,7 @@
 mod error;
 pub mod estimate;
 pub mod greedy;
+pub mod hwloc;
 pub mod mapping;
 pub mod scotch;
 pub mod search;

@@ -44,8 +44,8 @@ impl Mapping {
     pub fn rankfile(&self, t: &Topology) -> String {
         let mut out = String::new();
         for (rank, &pe) in self.pe.iter().enumerate() {
-            let (e, slot) = t.pe(pe);
-            out += &format!("rank {rank}={} slot={slot}\n", t.elements()[e].name);
+            let (host, slot) = t.host_slot(pe);
+            out += &format!("rank {rank}={host} slot={slot}\n");
         }
         out
     }
@@ -54,7 +54,7 @@ impl Mapping {
     pub fn machinefile(&self, t: &Topology) -> String {
         self.pe
             .iter()
-            .map(|&pe| format!("{}:1\n", t.elements()[t.pe(pe).0].name))
+            .map(|&pe| format!("{}:1\n", t.host_slot(pe).0))
             .collect()
     }
 
@@ -65,7 +65,7 @@ impl Mapping {
         let mut out = String::new();
         for &pe in &self.pe {
             let e = t.pe(pe).0;
-            out += &format!("{} slots=1", t.elements()[e].name);
+            out += &format!("{} slots=1", t.elements()[e].host_name());
             if let Some(a) = &t.elements()[e].addr {
                 out += &format!(" addr={a}");
             }

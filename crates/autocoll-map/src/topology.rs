@@ -137,6 +137,17 @@ pub struct Element {
     /// The address its processing elements listen on, for hostfiles of
     /// `autocoll launch`.
     pub addr: Option<String>,
+    /// The host its processing elements are on, for rankfiles and
+    /// hostfiles, when that is not this element itself (a socket or a core
+    /// inside a host: [`crate::hwloc::expand`]).
+    pub host: Option<String>,
+}
+
+impl Element {
+    /// The host its processing elements are on: `host`, or its own name.
+    pub fn host_name(&self) -> &str {
+        self.host.as_deref().unwrap_or(&self.name)
+    }
 }
 
 /// A topology: elements (parents before children are not required; the
@@ -239,10 +250,26 @@ impl Topology {
         self.depth[e]
     }
 
-    /// The names of the switch elements above element `e` that hold no
-    /// processing elements, from the top down, joined by `/`: the
-    /// `switch=` of a hostfile line.
+    /// Processing element `pe`'s host and its slot there (its place among
+    /// the host's processing elements, in order).
+    pub fn host_slot(&self, pe: usize) -> (&str, usize) {
+        let host = self.elements[self.pes[pe].0].host_name();
+        let slot = self.pes[..pe]
+            .iter()
+            .filter(|(e, _)| self.elements[*e].host_name() == host)
+            .count();
+        (host, slot)
+    }
+
+    /// The names of the elements above element `e`'s host, from the top
+    /// down, joined by `/`: the `switch=` of a hostfile line.
     pub fn switch_path(&self, e: usize) -> String {
+        let host = self.elements[e].host_name();
+        let e = self
+            .elements
+            .iter()
+            .position(|x| x.name == host)
+            .unwrap_or(e);
         let mut names = Vec::new();
         let mut at = self.elements[e].parent;
         while let Some(p) = at {

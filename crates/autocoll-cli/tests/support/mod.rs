@@ -73,6 +73,11 @@ impl Cluster {
         self.out.join(&self.name)
     }
 
+    /// The private copy of the spec the cluster was made from.
+    pub fn spec(&self) -> &Path {
+        &self.spec
+    }
+
     /// The cluster's name.
     pub fn name(&self) -> &str {
         &self.name

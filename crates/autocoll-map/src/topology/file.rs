@@ -28,6 +28,7 @@ struct ElementText {
     pes: usize,
     pe_link: Option<Spanned<Value>>,
     addr: Option<String>,
+    host: Option<String>,
 }
 
 /// The line of byte `offset` in `text`, from 1.
@@ -106,6 +107,7 @@ fn element(text: &Spanned<ElementText>, index: &HashMap<String, usize>) -> Locat
         pes: e.pes,
         pe_link,
         addr: e.addr.clone(),
+        host: e.host.clone(),
     })
 }
 
@@ -279,6 +281,9 @@ pub(super) fn write(t: &Topology) -> String {
         }
         if let Some(a) = &e.addr {
             out += &format!("addr = {}\n", quoted(a));
+        }
+        if let Some(h) = &e.host {
+            out += &format!("host = {}\n", quoted(h));
         }
     }
     out
