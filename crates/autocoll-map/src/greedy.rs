@@ -51,10 +51,7 @@ pub fn greedy(topology: &Topology, traffic: &Traffic) -> Result<Mapping> {
     let top = state.available.iter().copied().next();
     let top = top.ok_or_else(|| Error::Mismatch("no cluster for the top element".into()))?;
     let mut pe_of_task = vec![usize::MAX; topology.pe_count()];
-    let root = (0..topology.elements().len())
-        .find(|&e| topology.elements()[e].parent.is_none())
-        .expect("checked by Topology::new");
-    tree.assign(top, root, &state.units, &mut pe_of_task);
+    tree.assign(top, topology.top(), &state.units, &mut pe_of_task);
     pe_of_task.truncate(traffic.ranks());
     Mapping::new(pe_of_task, topology.pe_count())
 }
@@ -62,23 +59,15 @@ pub fn greedy(topology: &Topology, traffic: &Traffic) -> Result<Mapping> {
 /// The topology's shapes and heights.
 struct Shaped<'a> {
     topology: &'a Topology,
-    children: Vec<Vec<usize>>,
     height: Vec<usize>,
     shape: Vec<usize>,
     /// Per shape, the multiset of its children's shapes.
     contents: Vec<Shapes>,
-    pe_index: HashMap<(usize, usize), usize>,
 }
 
 impl<'a> Shaped<'a> {
     fn new(topology: &'a Topology) -> Shaped<'a> {
         let elements = topology.elements();
-        let mut children = vec![Vec::new(); elements.len()];
-        for (i, e) in elements.iter().enumerate() {
-            if let Some(p) = e.parent {
-                children[p].push(i);
-            }
-        }
         let mut order: Vec<usize> = (0..elements.len()).collect();
         order.sort_by_key(|&e| std::cmp::Reverse(topology.depth(e)));
         let mut height = vec![0; elements.len()];
@@ -92,7 +81,7 @@ impl<'a> Shaped<'a> {
                 content.insert(PE, elements[e].pes);
                 h = 1;
             }
-            for &c in &children[e] {
+            for &c in topology.children(e) {
                 *content.entry(shape[c]).or_default() += 1;
                 h = h.max(height[c] + 1);
             }
@@ -103,16 +92,11 @@ impl<'a> Shaped<'a> {
                 contents.push(content);
             }
         }
-        let pe_index = (0..topology.pe_count())
-            .map(|p| (topology.pe(p), p))
-            .collect();
         Shaped {
             topology,
-            children,
             height,
             shape,
             contents,
-            pe_index,
         }
     }
 
@@ -132,9 +116,9 @@ impl<'a> Shaped<'a> {
             let task = units[take(PE)]
                 .task
                 .expect("a processing element's part is a rank");
-            pe_of_task[task] = self.pe_index[&(e, slot)];
+            pe_of_task[task] = self.topology.pe_at(e, slot);
         }
-        for &c in &self.children[e] {
+        for &c in self.topology.children(e) {
             let part = take(self.shape[c]);
             self.assign(part, c, units, pe_of_task);
         }
@@ -306,13 +290,16 @@ impl<'a> Groups<'a> {
     /// A shape still to be filled that `shapes` fits, and whether it
     /// fills it exactly.
     fn bin_for(&self, shapes: &Shapes) -> Option<(usize, bool)> {
-        let open = self.left.iter().filter(|(_, &n)| n > 0).map(|(&s, _)| s);
-        let mut fitting = open.filter(|&s| fits_in(shapes, &self.contents[s]));
-        let all: Vec<usize> = fitting.by_ref().collect();
-        all.iter()
-            .find(|&&s| self.contents[s] == *shapes)
+        let fitting: Vec<usize> = self
+            .left
+            .iter()
+            .filter(|(&s, &n)| n > 0 && fits_in(shapes, &self.contents[s]))
+            .map(|(&s, _)| s)
+            .collect();
+        let exact = fitting.iter().find(|&&s| self.contents[s] == *shapes);
+        exact
             .map(|&s| (s, true))
-            .or(all.first().map(|&s| (s, false)))
+            .or(fitting.first().map(|&s| (s, false)))
     }
 
     fn try_merge(&mut self, u: usize, v: usize) {

@@ -54,7 +54,7 @@ impl Mapping {
     pub fn machinefile(&self, t: &Topology) -> String {
         self.pe
             .iter()
-            .map(|&pe| format!("{}:1\n", t.host_slot(pe).0))
+            .map(|&pe| format!("{}:1\n", t.host_of(pe)))
             .collect()
     }
 
@@ -65,7 +65,7 @@ impl Mapping {
         let mut out = String::new();
         for &pe in &self.pe {
             let e = t.pe(pe).0;
-            out += &format!("{} slots=1", t.elements()[e].host_name());
+            out += &format!("{} slots=1", t.host_of(pe));
             if let Some(a) = &t.elements()[e].addr {
                 out += &format!(" addr={a}");
             }

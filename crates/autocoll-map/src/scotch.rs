@@ -90,33 +90,20 @@ pub fn target(topology: &Topology) -> (String, Vec<usize>) {
 
 /// The topology as a tree whose leaves are all equally deep.
 fn levelled(t: &Topology) -> Node {
-    let elements = t.elements();
-    let mut children = vec![Vec::new(); elements.len()];
-    for (i, e) in elements.iter().enumerate() {
-        if let Some(p) = e.parent {
-            children[p].push(i);
-        }
-    }
-    let mut pes_of = vec![Vec::new(); elements.len()];
-    for pe in 0..t.pe_count() {
-        pes_of[t.pe(pe).0].push(pe);
-    }
-    let top = (0..elements.len())
-        .find(|&e| elements[e].parent.is_none())
-        .expect("checked by Topology::new");
-    build(t, top, &children, &pes_of).1
+    build(t, t.top()).1
 }
 
 /// Element `e` as a node, with its height.
-fn build(t: &Topology, e: usize, children: &[Vec<usize>], pes_of: &[Vec<usize>]) -> (usize, Node) {
+fn build(t: &Topology, e: usize) -> (usize, Node) {
     let element = &t.elements()[e];
     let mut items: Vec<(usize, Node)> = Vec::new();
-    for &pe in &pes_of[e] {
+    for slot in 0..element.pes {
         let link = element.pe_link.as_ref().expect("checked by Topology::new");
-        items.push((0, Node::Pe(pe, link.up.peak().min(link.down.peak()))));
+        let bandwidth = link.up.peak().min(link.down.peak());
+        items.push((0, Node::Pe(t.pe_at(e, slot), bandwidth)));
     }
-    for &c in &children[e] {
-        items.push(build(t, c, children, pes_of));
+    for &c in t.children(e) {
+        items.push(build(t, c));
     }
     let height = items.iter().map(|i| i.0).max().unwrap_or(0) + 1;
     let bandwidth = element

@@ -159,6 +159,11 @@ pub struct Topology {
     elements: Vec<Element>,
     /// Each processing element's element and its slot there.
     pes: Vec<(usize, usize)>,
+    /// Per element, the number of its first processing element.
+    first_pe: Vec<usize>,
+    /// Per element, its child elements in file order.
+    children: Vec<Vec<usize>>,
+    top: usize,
     depth: Vec<usize>,
 }
 
@@ -222,12 +227,48 @@ impl Topology {
         if pes.is_empty() {
             return Err("a topology needs at least one processing element (pes)".into());
         }
+        let first_pe = elements
+            .iter()
+            .scan(0, |next, e| {
+                let first = *next;
+                *next += e.pes;
+                Some(first)
+            })
+            .collect();
+        let mut children = vec![Vec::new(); elements.len()];
+        for (i, e) in elements.iter().enumerate() {
+            if let Some(p) = e.parent {
+                children[p].push(i);
+            }
+        }
+        let top = depth
+            .iter()
+            .position(|&d| d == 0)
+            .expect("one top, checked");
         Ok(Topology {
             name: name.into(),
             elements,
             pes,
+            first_pe,
+            children,
+            top,
             depth,
         })
+    }
+
+    /// The top element.
+    pub fn top(&self) -> usize {
+        self.top
+    }
+
+    /// Element `e`'s child elements, in file order.
+    pub fn children(&self, e: usize) -> &[usize] {
+        &self.children[e]
+    }
+
+    /// The number of the processing element in `slot` of element `e`.
+    pub fn pe_at(&self, e: usize, slot: usize) -> usize {
+        self.first_pe[e] + slot
     }
 
     /// The elements, in file order.
@@ -250,10 +291,15 @@ impl Topology {
         self.depth[e]
     }
 
+    /// The host processing element `pe` is on.
+    pub fn host_of(&self, pe: usize) -> &str {
+        self.elements[self.pes[pe].0].host_name()
+    }
+
     /// Processing element `pe`'s host and its slot there (its place among
     /// the host's processing elements, in order).
     pub fn host_slot(&self, pe: usize) -> (&str, usize) {
-        let host = self.elements[self.pes[pe].0].host_name();
+        let host = self.host_of(pe);
         let slot = self.pes[..pe]
             .iter()
             .filter(|(e, _)| self.elements[*e].host_name() == host)
