@@ -377,10 +377,7 @@ fn choose(outcomes: &[Outcome]) -> Option<String> {
 }
 
 fn hosts(t: &Topology, m: &Mapping) -> Vec<String> {
-    m.pes()
-        .iter()
-        .map(|&p| t.elements()[t.pe(p).0].name.clone())
-        .collect()
+    m.pes().iter().map(|&p| t.host_of(p).to_string()).collect()
 }
 
 fn seconds(s: f64) -> String {

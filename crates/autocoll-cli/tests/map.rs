@@ -428,10 +428,14 @@ fn issue19_the_inside_of_a_host_comes_from_a_saved_hwloc_line() {
             "linear",
             "--rankfile",
             "ranks.txt",
+            "--json",
+            "map.json",
         ],
         &dir,
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
+    let hosts = first_hosts(&dir.join("map.json"));
+    assert_eq!(hosts, ["a", "a", "a", "a", "b", "b", "b", "b"]);
     let written = std::fs::read_to_string(dir.join("inside.toml")).unwrap();
     assert!(written.contains("name = \"b.Package1\""), "{written}");
     assert!(written.contains("host = \"b\""), "{written}");
