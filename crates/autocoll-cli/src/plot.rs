@@ -149,7 +149,7 @@ pub(crate) fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
 }
 
 /// A byte count for people: `256 B`, `64K`, `8M`.
-fn bytes_label(n: usize) -> String {
+pub(crate) fn bytes_label(n: usize) -> String {
     let text = format_bytes(n);
     match text.ends_with(|c: char| c.is_ascii_digit()) {
         true => format!("{text} B"),
@@ -158,7 +158,7 @@ fn bytes_label(n: usize) -> String {
 }
 
 /// Smallest and largest of `values`, widened when they coincide.
-fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
+pub(crate) fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (lo, hi) = values.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
         (lo.min(v), hi.max(v))
     });

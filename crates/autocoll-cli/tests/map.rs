@@ -463,3 +463,90 @@ fn issue19_the_inside_of_a_host_comes_from_a_saved_hwloc_line() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `map probe` on the emulated two-subnet cluster: one rank per slot, the
+/// measured topology read back by `map`, its host links near the 100
+/// Mbit/s the cluster's token buckets allow (a probe that measured
+/// something else, or nothing, fails), memory faster than any link, the
+/// JSON with every curve and Figure 1 as SVG. Without an agent and on
+/// several hosts it says what to give.
+#[test]
+fn issue19_the_probe_measures_the_emulated_links_into_a_topology_file() {
+    if let Some(why) = support::cannot_make_clusters() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = scratch("probe");
+    let cluster = Cluster::up("clusters/two-subnet.toml", dir.join("cluster"));
+    let spec = cluster.spec().display().to_string();
+    let lonely = map(
+        &["probe", "--topology", &spec, "--cluster-dir", "nowhere"],
+        &dir,
+    );
+    assert_eq!(lonely.status.code(), Some(2));
+    assert!(
+        text(&lonely.stderr).contains("give --agent"),
+        "{}",
+        text(&lonely.stderr)
+    );
+    let out = map(
+        &[
+            "probe",
+            "--topology",
+            &spec,
+            "--cluster-dir",
+            "cluster",
+            "--lengths",
+            "1K,256K,1M",
+            "--stream-lengths",
+            "256K,1M",
+            "--reps",
+            "2",
+            "--out",
+            "measured.toml",
+            "--json",
+            "probe.json",
+            "--plot",
+            "figure1.svg",
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("probe.json")).unwrap()).unwrap();
+    assert_eq!(json["curves"].as_array().unwrap().len(), 48);
+    let file: toml::Table = std::fs::read_to_string(dir.join("measured.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let elements = file["element"].as_array().unwrap();
+    let sustained = |v: &toml::Value| {
+        let up = v["up"].as_array().unwrap();
+        let last = up.last().unwrap().as_array().unwrap();
+        last[1].as_float().unwrap() * 8.0 / 1e6
+    };
+    for e in elements.iter().filter(|e| e.get("pes").is_some()) {
+        let link = sustained(&e["link"]);
+        assert!(
+            (50.0..=105.0).contains(&link),
+            "{}: {link} Mbit/s",
+            e["name"]
+        );
+        assert!(sustained(&e["pe_link"]) > 3.0 * link, "{}", e["name"]);
+    }
+    assert!(std::fs::read_to_string(dir.join("figure1.svg"))
+        .unwrap()
+        .starts_with("<svg"));
+    let mapped = map(
+        &[
+            "--topology",
+            "measured.toml",
+            "--write-topology",
+            "again.toml",
+        ],
+        &dir,
+    );
+    assert!(mapped.status.success(), "{}", text(&mapped.stderr));
+    drop(cluster);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

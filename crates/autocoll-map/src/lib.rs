@@ -21,6 +21,11 @@
 //! same inputs so that its mapping is scored by the same estimator.
 //! Everything but Scotch is deterministic and does no I/O beyond reading
 //! and writing the files it is given.
+//!
+//! The [`probe`] measures a topology's tables and maxima from inside a job
+//! (ping-pongs, exchanges and streams between chosen pairs of ranks); its
+//! plan and the writing of its results are pure, the measurement runs on
+//! an autocoll [`autocoll::Communicator`].
 
 #![deny(missing_docs)]
 
@@ -29,6 +34,7 @@ pub mod estimate;
 pub mod greedy;
 pub mod hwloc;
 pub mod mapping;
+pub mod probe;
 pub mod scotch;
 pub mod search;
 pub mod topology;

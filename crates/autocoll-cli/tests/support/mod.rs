@@ -46,7 +46,7 @@ impl Cluster {
     pub fn up(spec: &str, out: PathBuf) -> Cluster {
         let text = std::fs::read_to_string(repo().join(spec)).expect("spec readable");
         let mut table: toml::Table = text.parse().expect("spec is TOML");
-        let (name, subnet) = private_name_and_subnet(spec);
+        let (name, subnet) = private_name_and_subnet(spec, &out);
         table.insert("name".into(), name.clone().into());
         table.insert("subnet".into(), subnet.into());
         std::fs::create_dir_all(&out).expect("cluster directory");
@@ -111,8 +111,14 @@ impl Drop for Cluster {
 
 /// A name (at most 6 characters, so that interface names stay within 15)
 /// and a /24 for this process's copy of `spec`.
-fn private_name_and_subnet(spec: &str) -> (String, String) {
-    let salt: u32 = spec.bytes().map(u32::from).sum();
+fn private_name_and_subnet(spec: &str, out: &Path) -> (String, String) {
+    // The directory too: two tests of one process may bring up one spec.
+    let text = format!("{spec}{}", out.display());
+    let salt: u32 = text
+        .bytes()
+        .enumerate()
+        .map(|(i, b)| (i as u32 + 1) * u32::from(b))
+        .sum();
     let id = (std::process::id() + salt) % 50_000;
     (
         format!("t{id}"),

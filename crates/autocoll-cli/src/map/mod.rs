@@ -16,6 +16,9 @@ use crate::cluster::spec::Spec;
 use crate::out::say;
 use crate::Failure;
 
+mod figures;
+mod probe;
+
 /// What a host's processing elements get from its memory when the
 /// topology comes from a cluster spec, which says nothing of it (the probe
 /// measures it).
@@ -26,6 +29,7 @@ const UNBOUNDED: &str = "10gbit";
 
 /// Arguments of `autocoll map`.
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 #[command(after_help = "\
 Examples:
   # every method on the emulated two-subnet cluster, the chosen mapping as an Open MPI rankfile
@@ -34,13 +38,17 @@ Examples:
   # the topology a cluster spec stands for, as a file to edit or measure into
   autocoll map --topology clusters/two-subnet.toml --write-topology twosub.topo.toml
   # one method, a hostfile for autocoll launch, every method's cost as JSON
-  autocoll map --topology t.toml --pattern p.csv --method greedy --hostfile h.txt --json m.json")]
+  autocoll map --topology t.toml --pattern p.csv --method greedy --hostfile h.txt --json m.json
+  # measure the links of an emulated cluster into a topology file (as root, cluster up)
+  autocoll map probe --topology clusters/two-subnet.toml --out twosub.measured.toml --plot fig1.svg")]
 pub struct Args {
+    #[command(subcommand)]
+    sub: Option<Sub>,
     /// The hardware topology: an `autocoll.topology/1` file, or a cluster
     /// spec (clusters/*.toml), which stands for its hosts, switches and
     /// rates (memory at 2GB/s).
-    #[arg(long)]
-    topology: PathBuf,
+    #[arg(long, required = true)]
+    topology: Option<PathBuf>,
     /// The program's pattern: an `autocoll.pattern/1` file (from
     /// AUTOCOLL_PATTERN), a CSV matrix of bytes, or CSV lines
     /// src,dst,count,bytes under that header.
@@ -93,6 +101,18 @@ pub struct Args {
     host_inside: Option<String>,
 }
 
+/// What `map` does besides mapping.
+#[derive(clap::Subcommand)]
+enum Sub {
+    /// Measure the topology's links and switches from inside a job of one
+    /// rank per processing element, and write the tables into a topology
+    /// file (the paper's Figure 1 as SVG).
+    Probe(probe::Args),
+    /// Draw the paper's Figures 7 and 9 from the mapping experiments'
+    /// speedups (scripts/map-experiments writes speedups.csv).
+    Figures(figures::Args),
+}
+
 /// One method's outcome.
 #[derive(Serialize)]
 struct Outcome {
@@ -133,7 +153,16 @@ struct Report {
 /// Runs `autocoll map`.
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let usage = Failure::Usage;
-    let mut topology = load_topology(&a.topology).map_err(usage)?;
+    match a.sub {
+        Some(Sub::Probe(p)) => return probe::run(p),
+        Some(Sub::Figures(f)) => return figures::run(f),
+        None => {}
+    }
+    let path = a
+        .topology
+        .as_deref()
+        .ok_or_else(|| usage("give --topology FILE".into()))?;
+    let mut topology = load_topology(path).map_err(usage)?;
     if let Some(inside) = &a.host_inside {
         let levels = match inside.as_str() {
             "hwloc" => autocoll_map::hwloc::this_machine().map_err(|e| usage(e.to_string()))?,
@@ -222,7 +251,7 @@ fn scotch_of(t: &Topology, traffic: &Traffic) -> Result<(Mapping, usize), String
 }
 
 /// A topology file, or the topology a cluster spec stands for.
-fn load_topology(path: &Path) -> Result<Topology, String> {
+pub(crate) fn load_topology(path: &Path) -> Result<Topology, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("reading topology {}: {e}", path.display()))?;
     let origin = path.display().to_string();
