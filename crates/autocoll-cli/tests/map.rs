@@ -465,7 +465,8 @@ fn issue19_the_inside_of_a_host_comes_from_a_saved_hwloc_line() {
 }
 
 /// `map probe` on the emulated two-subnet cluster: one rank per slot, the
-/// measured topology read back by `map`, its host links near the 100
+/// measured topology read back by `map` and written again unchanged, its
+/// host links near the 100
 /// Mbit/s the cluster's token buckets allow (a probe that measured
 /// something else, or nothing, fails), memory faster than any link, the
 /// JSON with every curve and Figure 1 as SVG. Without an agent and on
@@ -547,6 +548,11 @@ fn issue19_the_probe_measures_the_emulated_links_into_a_topology_file() {
         &dir,
     );
     assert!(mapped.status.success(), "{}", text(&mapped.stderr));
+    // The measured file round-trips: read and written again, unchanged.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("again.toml")).unwrap(),
+        std::fs::read_to_string(dir.join("measured.toml")).unwrap()
+    );
     drop(cluster);
     std::fs::remove_dir_all(&dir).unwrap();
 }
