@@ -8,7 +8,7 @@ use std::time::Duration;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Context};
-use autocoll::launch::{self, Job, Stream};
+use autocoll::launch::{self, HostLine, Job, Stream};
 
 use crate::Failure;
 
@@ -59,7 +59,26 @@ pub fn job(
         Some(path) => Some(launch::read_hostfile(path).map_err(|e| Failure::Usage(e.to_string()))?),
         None => None,
     };
-    if placement.agent.is_some() && hosts.is_none() {
+    job_on(
+        ranks,
+        hosts,
+        placement.agent.clone(),
+        timeout,
+        program,
+        args,
+    )
+}
+
+/// [`job`] on hosts already read (`None`: all ranks here).
+fn job_on(
+    ranks: usize,
+    hosts: Option<Vec<HostLine>>,
+    agent: Option<String>,
+    timeout: Option<f64>,
+    program: OsString,
+    args: Vec<OsString>,
+) -> Result<Job, Failure> {
+    if agent.is_some() && hosts.is_none() {
         return Err(Failure::Usage("--agent needs --hostfile".into()));
     }
     let timeout = match timeout {
@@ -76,7 +95,7 @@ pub fn job(
     Ok(Job {
         ranks,
         hosts,
-        agent: placement.agent.clone(),
+        agent,
         program,
         args,
         timeout,
@@ -112,17 +131,36 @@ pub fn relaunch_self(
     marker: &'static [u8],
     report: Report,
 ) -> Result<(), Failure> {
+    let (program, args) = this_command()?;
+    let job = job(p, placement, Some(timeout_secs as f64), program, args)?;
+    run_relaunched(job, marker, report)
+}
+
+/// [`relaunch_self`] on hosts the caller made (`None`: all ranks here).
+pub fn relaunch_self_on(
+    p: usize,
+    hosts: Option<Vec<HostLine>>,
+    agent: Option<String>,
+    timeout_secs: u64,
+    marker: &'static [u8],
+    report: Report,
+) -> Result<(), Failure> {
+    let (program, args) = this_command()?;
+    let job = job_on(p, hosts, agent, Some(timeout_secs as f64), program, args)?;
+    run_relaunched(job, marker, report)
+}
+
+/// This very program and its arguments.
+fn this_command() -> Result<(OsString, Vec<OsString>), Failure> {
     let program = std::env::current_exe()
         .context("finding this program to launch it")
         .map_err(Failure::Run)?;
-    let args = std::env::args_os().skip(1).collect();
-    let job = job(
-        p,
-        placement,
-        Some(timeout_secs as f64),
-        program.into(),
-        args,
-    )?;
+    Ok((program.into(), std::env::args_os().skip(1).collect()))
+}
+
+/// Runs a job of this program's copies, rank 0's report lines to `report`.
+fn run_relaunched(job: Job, marker: &'static [u8], report: Report) -> Result<(), Failure> {
+    let p = job.ranks;
     let forward = launch::prefixed();
     let sink: launch::Sink = Arc::new(move |rank, stream, line| match line.strip_prefix(marker) {
         Some(rest) if rank == 0 && stream == Stream::Stdout => report(rest),

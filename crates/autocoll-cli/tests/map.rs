@@ -466,11 +466,10 @@ fn issue19_the_inside_of_a_host_comes_from_a_saved_hwloc_line() {
 
 /// `map probe` on the emulated two-subnet cluster: one rank per slot, the
 /// measured topology read back by `map` and written again unchanged, its
-/// host links near the 100
-/// Mbit/s the cluster's token buckets allow (a probe that measured
-/// something else, or nothing, fails), memory faster than any link, the
-/// JSON with every curve and Figure 1 as SVG. Without an agent and on
-/// several hosts it says what to give.
+/// host links near the 100 Mbit/s the cluster's token buckets allow (a
+/// probe that measured something else, or nothing, fails), memory faster
+/// than any link, the JSON with every curve and Figure 1 as SVG. Without
+/// an agent and on several hosts it says what to give.
 #[test]
 fn issue19_the_probe_measures_the_emulated_links_into_a_topology_file() {
     if let Some(why) = support::cannot_make_clusters() {

@@ -15,6 +15,7 @@
 //! time; the room here is computed from the earlier ranks' bytes (see
 //! docs/decisions.md).
 
+use crate::topology::Hop;
 use crate::{Mapping, Table, Topology, Traffic};
 
 /// A direction of a link, or a switch element's aggregate.
@@ -107,23 +108,17 @@ impl<'a> Estimator<'a> {
     /// into `path`.
     fn path(&self, a: usize, b: usize, path: &mut Vec<usize>) {
         path.clear();
-        let t = self.topology;
-        let (mut x, mut y) = (t.pe(a).0, t.pe(b).0);
         path.push(self.pe_link[a].0);
         path.push(self.pe_link[b].1);
-        let parent = |e: usize| t.elements()[e].parent.expect("below the top");
-        while x != y {
-            if t.depth(x) >= t.depth(y) {
-                path.extend(self.switch[x]);
-                path.push(self.link[x].expect("below the top").0);
-                x = parent(x);
-            } else {
-                path.extend(self.switch[y]);
-                path.push(self.link[y].expect("below the top").1);
-                y = parent(y);
-            }
-        }
-        path.extend(self.switch[x]);
+        let meet = self.topology.walk(a, b, |hop| {
+            let (e, link) = match hop {
+                Hop::Up(e) => (e, self.link[e].expect("below the top").0),
+                Hop::Down(e) => (e, self.link[e].expect("below the top").1),
+            };
+            path.extend(self.switch[e]);
+            path.push(link);
+        });
+        path.extend(self.switch[meet]);
     }
 
     /// The estimated time of `traffic` placed by `mapping`, in seconds.

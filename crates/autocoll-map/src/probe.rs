@@ -35,6 +35,7 @@ use autocoll::Communicator;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
+use crate::topology::Hop;
 use crate::{Error, Result, Table, Topology};
 
 /// The tag of the probe's messages.
@@ -397,11 +398,12 @@ pub fn run(
         let mut points = Vec::new();
         for &len in &curve.lengths {
             let calls = calls(curve.mode, len);
+            let data = Bytes::from(vec![0u8; len as usize]);
             let mut rates = Vec::new();
             for rep in 0..=reps {
                 comm.barrier()?;
                 let start = Instant::now();
-                let mut mine = [time(comm, curve, len, calls)?];
+                let mut mine = [time(comm, curve, &data, calls)?];
                 if curve.pairs.len() > 1 {
                     // Pairs leave the barrier at different times: what the
                     // switch or link carried is the bytes over the window
@@ -450,12 +452,16 @@ fn point(bytes: u64, mut rates: Vec<f64>) -> Point {
 
 /// This rank's part in one repetition: its one-way time (seconds for
 /// `calls` messages one way) if it times a pair, else 0.
-fn time(comm: &mut Communicator, curve: &Curve, len: u64, calls: usize) -> autocoll::Result<f64> {
+fn time(
+    comm: &mut Communicator,
+    curve: &Curve,
+    data: &Bytes,
+    calls: usize,
+) -> autocoll::Result<f64> {
     let me = comm.rank();
     let Some(&(a, b)) = curve.pairs.iter().find(|p| p.0 == me || p.1 == me) else {
         return Ok(0.0);
     };
-    let data = Bytes::from(vec![0u8; len as usize]);
     let start = Instant::now();
     match (curve.mode, me == a) {
         (Mode::OneWay, true) => {
@@ -581,24 +587,18 @@ const LIMITED: f64 = 0.9;
 /// What one stream from processing element `a` to `b` sustains alone: the
 /// least of the measured maxima on its path.
 fn path_rate(t: &Topology, elements: &[crate::Element], a: usize, b: usize) -> f64 {
-    let (mut x, mut y) = (t.pe(a).0, t.pe(b).0);
     let mut rate = f64::INFINITY;
     let mut take = |l: Option<&crate::Link>, up: bool| {
         if let Some(l) = l {
             rate = rate.min(if up { l.max_up } else { l.max_down });
         }
     };
-    take(elements[x].pe_link.as_ref(), true);
-    take(elements[y].pe_link.as_ref(), false);
-    while x != y {
-        if t.depth(x) >= t.depth(y) {
-            take(elements[x].link.as_ref(), true);
-            x = elements[x].parent.expect("below the top");
-        } else {
-            take(elements[y].link.as_ref(), false);
-            y = elements[y].parent.expect("below the top");
-        }
-    }
+    take(elements[t.pe(a).0].pe_link.as_ref(), true);
+    take(elements[t.pe(b).0].pe_link.as_ref(), false);
+    t.walk(a, b, |hop| match hop {
+        Hop::Up(e) => take(elements[e].link.as_ref(), true),
+        Hop::Down(e) => take(elements[e].link.as_ref(), false),
+    });
     rate
 }
 

@@ -503,16 +503,12 @@ fn probe_options() -> probe::Options {
 /// The element whose link is at the top of the path between two
 /// processing elements, on `a`'s side (`None` when both share an element).
 fn top_link(t: &Topology, a: usize, b: usize) -> Option<usize> {
-    let (mut x, mut y) = (t.pe(a).0, t.pe(b).0);
     let mut last = None;
-    while x != y {
-        if t.depth(x) >= t.depth(y) {
-            last = Some(x);
-            x = t.elements()[x].parent.unwrap();
-        } else {
-            y = t.elements()[y].parent.unwrap();
+    t.walk(a, b, |hop| {
+        if let topology::Hop::Up(e) = hop {
+            last = Some(e);
         }
-    }
+    });
     last
 }
 

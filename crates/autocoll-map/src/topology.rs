@@ -117,6 +117,16 @@ impl Link {
     }
 }
 
+/// An element link crossed on a path ([`Topology::walk`]): element `e`'s
+/// link to its parent, upwards or downwards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hop {
+    /// From element `e` towards its parent.
+    Up(usize),
+    /// From the parent down to element `e`.
+    Down(usize),
+}
+
 /// A switch element: a network switch, a host (its memory), a socket.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Element {
@@ -294,6 +304,26 @@ impl Topology {
     /// The host processing element `pe` is on.
     pub fn host_of(&self, pe: usize) -> &str {
         self.elements[self.pes[pe].0].host_name()
+    }
+
+    /// Walks the path from processing element `a` to `b` through the
+    /// element links it crosses (their own `pe_link`s left out): each to
+    /// `hop`, the sender's side going up and the receiver's coming down,
+    /// the deeper side first. Returns the element where the two sides
+    /// meet.
+    pub fn walk(&self, a: usize, b: usize, mut hop: impl FnMut(Hop)) -> usize {
+        let (mut x, mut y) = (self.pes[a].0, self.pes[b].0);
+        let parent = |e: usize| self.elements[e].parent.expect("below the top");
+        while x != y {
+            if self.depth[x] >= self.depth[y] {
+                hop(Hop::Up(x));
+                x = parent(x);
+            } else {
+                hop(Hop::Down(y));
+                y = parent(y);
+            }
+        }
+        x
     }
 
     /// Processing element `pe`'s host and its slot there (its place among

@@ -77,14 +77,19 @@ fn parse(text: &str, origin: &str) -> Result<Vec<Row>, String> {
     Ok(rows)
 }
 
-fn engines(rows: &[Row]) -> Vec<&str> {
+/// The distinct values of `field` over `rows`, in their first order.
+fn distinct<'a>(rows: impl IntoIterator<Item = &'a Row>, field: fn(&Row) -> &str) -> Vec<&'a str> {
     let mut out: Vec<&str> = Vec::new();
     for r in rows {
-        if !out.contains(&r.engine.as_str()) {
-            out.push(&r.engine);
+        if !out.contains(&field(r)) {
+            out.push(field(r));
         }
     }
     out
+}
+
+fn engines(rows: &[Row]) -> Vec<&str> {
+    distinct(rows, |r| &r.engine)
 }
 
 /// Figure 7: estimated against actual speedup over linear (percent), a
@@ -147,12 +152,7 @@ fn figure7(rows: &[Row]) -> Result<String, String> {
 /// kernel and engine.
 fn figure9(rows: &[Row]) -> Result<String, String> {
     let chosen: Vec<&Row> = rows.iter().filter(|r| r.chosen).collect();
-    let mut kernels: Vec<&str> = Vec::new();
-    for r in &chosen {
-        if !kernels.contains(&r.kernel.as_str()) {
-            kernels.push(&r.kernel);
-        }
-    }
+    let kernels = distinct(chosen.iter().copied(), |r| &r.kernel);
     let engines = engines(rows);
     let hi = chosen.iter().map(|r| 100.0 * r.actual).fold(10.0, f64::max) * 1.15;
     let lo = chosen.iter().map(|r| 100.0 * r.actual).fold(0.0, f64::min) * 1.15 - 0.1 * hi;

@@ -18,7 +18,9 @@ use plotters::coord::combinators::BindKeyPoints;
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::launch::{self, Placement};
+use autocoll::launch::{parse_hostfile, HostLine};
+
+use crate::launch;
 use crate::out::say;
 use crate::plot::{bounds, bytes_label, legend, PALETTE};
 use crate::Failure;
@@ -123,7 +125,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     if launch::is_rank() {
         return as_rank(&a, &topology, &plan);
     }
-    let placement = placement(&a, &topology).map_err(usage)?;
+    let (lines, agent) = placement(&a, &topology).map_err(usage)?;
     say!(
         "probing {}: {} curves, {} ranks on {} hosts",
         topology.name,
@@ -131,11 +133,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         topology.pe_count(),
         hosts(&topology).len()
     );
-    let measured = launch_probe(&a, &topology, &plan, &placement);
-    if let Some(file) = &placement.hostfile {
-        let _ = std::fs::remove_file(file);
-    }
-    let measured = measured?;
+    let measured = launch_probe(&a, &topology, &plan, lines, agent)?;
     let (result, notes) =
         probe::apply(&topology, &plan, &measured).map_err(|e| Failure::Run(e.into()))?;
     print(&topology, &plan, &measured, &notes);
@@ -165,9 +163,10 @@ fn hosts(t: &Topology) -> Vec<&str> {
     hosts
 }
 
-/// Where the ranks start: one per processing element, in order, by a
-/// hostfile made from the topology, through the agent.
-fn placement(a: &Args, t: &Topology) -> Result<Placement, String> {
+/// Where the ranks start: one per processing element, in order, on the
+/// hosts of a hostfile made from the topology, through the agent (`None`,
+/// `None`: all here).
+fn placement(a: &Args, t: &Topology) -> Result<(Option<Vec<HostLine>>, Option<String>), String> {
     let agent = match &a.agent {
         Some(agent) => Some(agent.clone()),
         None => {
@@ -183,19 +182,12 @@ fn placement(a: &Args, t: &Topology) -> Result<Placement, String> {
                 hosts(t).len()
             ));
         }
-        return Ok(Placement {
-            hostfile: None,
-            agent: None,
-        });
+        return Ok((None, None));
     }
     let mapping = autocoll_map::linear(t.pe_count(), t).map_err(|e| e.to_string())?;
-    let file = std::env::temp_dir().join(format!("autocoll-probe-{}.hosts", std::process::id()));
-    autocoll::files::write_atomic(&file, mapping.hostfile(t).as_bytes())
-        .map_err(|e| format!("writing the probe's hostfile: {e}"))?;
-    Ok(Placement {
-        hostfile: Some(file),
-        agent,
-    })
+    let hosts = parse_hostfile(&mapping.hostfile(t), &format!("the hosts of {}", t.name))
+        .map_err(|e| e.to_string())?;
+    Ok((Some(hosts), agent))
 }
 
 /// Starts the job and collects rank 0's points.
@@ -203,7 +195,8 @@ fn launch_probe(
     a: &Args,
     t: &Topology,
     plan: &[Curve],
-    placement: &Placement,
+    hosts: Option<Vec<HostLine>>,
+    agent: Option<String>,
 ) -> Result<Vec<Vec<Point>>, Failure> {
     let bar = crate::bench::progress(plan.len() as u64);
     let points = Arc::new(Mutex::new(None));
@@ -216,7 +209,7 @@ fn launch_probe(
             Err(e) => eprintln!("autocoll: unreadable report from rank 0: {e}"),
         },
     );
-    launch::relaunch_self(t.pe_count(), placement, a.timeout, REPORT_LINE, report)?;
+    launch::relaunch_self_on(t.pe_count(), hosts, agent, a.timeout, REPORT_LINE, report)?;
     bar.finish_and_clear();
     let found = points.lock().unwrap_or_else(|e| e.into_inner()).take();
     found.ok_or_else(|| Failure::Run(anyhow::anyhow!("rank 0 of the probe reported no points")))
