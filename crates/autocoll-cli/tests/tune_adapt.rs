@@ -68,10 +68,12 @@ fn tune_writes_a_table_of_the_measured_winners_and_resumes() {
             r["ranks"].as_u64().unwrap() as usize,
             r["bytes"].as_u64().unwrap() as usize,
         );
+        // Raced: the winner is the fastest of those still in at the end.
+        assert!(r["race"]["ending"].is_string(), "{r}");
         let fastest = rows
             .iter()
             .filter(|o| o["op"] == r["op"] && o["ranks"] == r["ranks"] && o["bytes"] == r["bytes"])
-            .filter(|o| o["median_s"].is_f64())
+            .filter(|o| o["median_s"].is_f64() && o["race"]["live"] == true)
             .min_by(|a, b| {
                 a["median_s"]
                     .as_f64()
@@ -91,6 +93,65 @@ fn tune_writes_a_table_of_the_measured_winners_and_resumes() {
     let after = std::fs::read_to_string(dir.join("t.toml.partial.json")).unwrap();
     assert_eq!(after, partial, "no point measured twice");
     assert!(String::from_utf8_lossy(&again.stderr).contains("resuming: 16 points done"));
+}
+
+/// A sweep interrupted inside a race goes on with that race: the saved
+/// repetitions are the first of the final ones, and the race's rounds go
+/// on from where they were.
+#[test]
+fn issue20_a_resumed_tune_goes_on_with_the_saved_race() {
+    let dir = tempdir("tune-race-resume");
+    let imps = ["bcast:flat", "bcast:chain:seg=1K"];
+    let saved = serde_json::json!({
+        "schema": "autocoll.tune-partial/1",
+        "rows": [],
+        "races": [{
+            "op": "bcast", "ranks": 2, "bytes": 4096, "impls": imps,
+            "race": {"reps": [[0.25], [0.5]], "live": [true, true], "rounds": 1, "ending": null},
+        }],
+    });
+    std::fs::write(dir.join("t.toml.partial.json"), saved.to_string()).unwrap();
+    let out = autocoll()
+        .args(["tune", "--op", "bcast", "-n", "2", "--bytes", "4K"])
+        .args(["--impl", &imps.join(",")])
+        .args(["--max-reps", "5", "--calls", "2", "--warmup", "1"])
+        .args(["--method", "ol-i", "--resume", "--out"])
+        .arg(dir.join("t.toml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("t.toml.partial.json")).unwrap())
+            .unwrap();
+    assert_eq!(doc["races"].as_array().unwrap().len(), 0, "the race ended");
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for (row, first) in rows.iter().zip([0.25, 0.5]) {
+        assert_eq!(row["raw_s"][0], first, "{row}");
+        assert!(row["race"]["rounds"].as_u64().unwrap() >= 2, "{row}");
+    }
+}
+
+#[test]
+fn tune_exhaustive_measures_every_candidate_without_a_race() {
+    let dir = tempdir("tune-exhaustive");
+    let out = tune(&dir, &["--exhaustive"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let partial = std::fs::read_to_string(dir.join("t.toml.partial.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&partial).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 16);
+    assert!(rows
+        .iter()
+        .all(|r| r["race"].is_null() && r["reps"].as_u64() >= Some(1)));
 }
 
 #[test]

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use autocoll::balance::Params;
+use autocoll::select::lottery::Objective;
 use autocoll::select::Table;
 use autocoll::{Collective, Implementation};
 
@@ -29,6 +30,8 @@ pub enum Select {
 pub struct Config {
     /// `AUTOCOLL_SELECT`.
     pub select: Select,
+    /// `AUTOCOLL_OBJECTIVE`: what the lottery minimises.
+    pub objective: Objective,
     /// `AUTOCOLL_STATE`: the lottery's memory across runs.
     pub state: Option<PathBuf>,
     /// `AUTOCOLL_TRACE`: the directory of stage traces.
@@ -45,6 +48,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             select: Select::Lottery,
+            objective: Objective::default(),
             state: None,
             trace: None,
             balance: None,
@@ -69,6 +73,12 @@ impl Config {
             match parse_select(&v) {
                 Ok(select) => config.select = select,
                 Err(why) => refuse("AUTOCOLL_SELECT", &v, why),
+            }
+        }
+        if let Some(v) = var("AUTOCOLL_OBJECTIVE") {
+            match v.parse() {
+                Ok(objective) => config.objective = objective,
+                Err(why) => refuse("AUTOCOLL_OBJECTIVE", &v, why),
             }
         }
         config.state = path(&var, "AUTOCOLL_STATE", &mut refuse);
@@ -194,12 +204,15 @@ mod tests {
             ("AUTOCOLL_BALANCE", "mode=sideways"),
             ("AUTOCOLL_VERBOSE", "loud"),
             ("AUTOCOLL_TRACE", " "),
+            ("AUTOCOLL_OBJECTIVE", "fastest"),
         ]);
         assert!(matches!(config.select, Select::Lottery));
         assert!(config.balance.is_none() && !config.verbose && config.trace.is_none());
-        assert_eq!(errors.len(), 4, "{errors:?}");
+        assert_eq!(config.objective, Objective::Slowest);
+        assert_eq!(errors.len(), 5, "{errors:?}");
         for (error, name) in errors.iter().zip([
             "AUTOCOLL_SELECT",
+            "AUTOCOLL_OBJECTIVE",
             "AUTOCOLL_TRACE",
             "AUTOCOLL_BALANCE",
             "AUTOCOLL_VERBOSE",
@@ -226,8 +239,10 @@ mod tests {
             ("AUTOCOLL_PATTERN", "p.json"),
             ("AUTOCOLL_BALANCE", "sort"),
             ("AUTOCOLL_VERBOSE", "1"),
+            ("AUTOCOLL_OBJECTIVE", "mean"),
         ]);
         assert!(errors.is_empty());
+        assert_eq!(config.objective, Objective::Mean);
         assert!(matches!(config.select, Select::Native));
         assert_eq!(config.state, Some("s.json".into()));
         assert_eq!(config.trace, Some("tr".into()));

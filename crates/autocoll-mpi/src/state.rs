@@ -186,12 +186,17 @@ fn choose_selector(c: &mut Communicator, config: &Config, state: Option<PathBuf>
     match &config.select {
         Select::Lottery => {
             let hosts = c.layout().map_or(1, |l| l.host_count());
-            let lottery = Lottery::new(Params::default(), autocoll::clock::now_ns())
-                .with_candidates(move |op, ranks, bytes| {
+            let params = Params {
+                objective: config.objective,
+                ..Params::default()
+            };
+            let lottery = Lottery::new(params, autocoll::clock::now_ns()).with_candidates(
+                move |op, ranks, bytes| {
                     let mut candidates = default_candidates(op, ranks, bytes, hosts);
                     candidates.push(Implementation::native(op));
                     candidates
-                });
+                },
+            );
             c.use_lottery_with(lottery, state);
         }
         Select::Table(table) => c.set_selector(Box::new(Rules::Table(table.clone()))),

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use autocoll::observe::{Event, Observer, Stage};
-use autocoll::select::lottery::{Params, Pool};
+use autocoll::select::lottery::{Objective, Params, Pool};
 use autocoll::select::state::{Fingerprint, Store};
-use autocoll::select::{Lottery, Table};
+use autocoll::select::{Fold, Group, Lottery, Table};
 use autocoll::{local, Collective, Implementation, Op};
 
 #[derive(Default)]
@@ -126,8 +126,28 @@ fn issue6_state_round_trips_and_merges_with_another_programs_save() {
     // Another fingerprint sees nothing of it, an inactive store neither.
     let other = Fingerprint::new(&["c".into()], "tcp");
     assert!(Store::new(&path, other, true).load().is_empty());
-    assert!(Store::new(&path, fp, false).load().is_empty());
+    assert!(Store::new(&path, fp.clone(), false).load().is_empty());
+    // Nor does a lottery that minimises another measure of the same job.
+    let mean = fp.measuring(Objective::Mean);
+    assert!(Store::new(&path, mean, true).load().is_empty());
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn issue18_the_group_folds_the_ranks_values_to_rank0_by_maximum_or_mean() {
+    local::run(4, |mut comm| {
+        let r = comm.rank() as f64;
+        for (how, want) in [(Fold::Max, [3.0, 30.0]), (Fold::Mean, [1.5, 15.0])] {
+            let mut v = [r, 10.0 * r];
+            comm.fold_to_rank0(&mut v, how).unwrap();
+            let expected = if comm.rank() == 0 {
+                want
+            } else {
+                [r, 10.0 * r]
+            };
+            assert_eq!(v, expected, "{how:?} on rank {}", comm.rank());
+        }
+    });
 }
 
 #[test]

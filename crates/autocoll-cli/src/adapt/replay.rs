@@ -18,7 +18,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context};
 use autocoll::measure::stats::median;
 use autocoll::select::lottery::Params;
-use autocoll::select::Group;
+use autocoll::select::{Fold, Group};
 use autocoll::{Collective, Implementation, Selector};
 use serde::Deserialize;
 use serde_json::json;
@@ -77,7 +77,7 @@ impl Group for Replayed {
     fn shared_clock(&self) -> bool {
         true
     }
-    fn max_to_rank0(&mut self, _values: &mut [f64]) -> autocoll::Result<()> {
+    fn fold_to_rank0(&mut self, _values: &mut [f64], _how: Fold) -> autocoll::Result<()> {
         Ok(())
     }
     fn share_rank0(&mut self, _values: &mut [u64]) -> autocoll::Result<()> {

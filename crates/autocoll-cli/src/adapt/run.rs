@@ -167,13 +167,10 @@ fn rank_main(comm: &mut Communicator, s: &Setup) -> anyhow::Result<Option<Trace>
 pub(crate) struct Order(pub(crate) Rng);
 
 impl Order {
-    /// 0..n in a random order (Fisher–Yates).
+    /// 0..n in a random order.
     pub(crate) fn shuffled(&mut self, n: usize) -> Vec<usize> {
         let mut v: Vec<usize> = (0..n).collect();
-        for i in (1..n).rev() {
-            let j = ((self.0.uniform() * (i + 1) as f64) as usize).min(i);
-            v.swap(i, j);
-        }
+        self.0.shuffle(&mut v);
         v
     }
 }
@@ -181,7 +178,8 @@ impl Order {
 fn install_lottery(comm: &mut Communicator, s: &Setup) -> Arc<Mutex<Log>> {
     let mut lottery = s.lottery();
     if let Some(path) = &s.state {
-        let fingerprint = Fingerprint::new(&comm.hosts(), comm.transport_kind());
+        let fingerprint = Fingerprint::new(&comm.hosts(), comm.transport_kind())
+            .measuring(lottery.params().objective);
         lottery = lottery.with_store(Store::new(path, fingerprint, comm.rank() == 0));
     }
     let (logged, log) = Logged::new(lottery, s.calls);

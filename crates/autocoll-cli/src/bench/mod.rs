@@ -32,7 +32,7 @@ use crate::{args, baseline, Failure};
 
 use crate::out::say;
 use plan::{plan, Sweep};
-pub(crate) use plan::{plan_ours, sizes, Planned};
+pub(crate) use plan::{plan_ours, sizes, Planned, Subject};
 pub(crate) use rows::Row;
 use rows::{table_header, table_line, write_outputs};
 use run::{as_rank, run_mpi};
@@ -233,7 +233,14 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
                 let trace = a.trace.dir(*p, plans.len());
                 run_local(*p, plan, &opts, timeout, trace.as_deref(), &stop, &*sink)
             }
-            Transport::Tcp => run_tcp(*p, &a.placement, a.timeout, sink.clone(), hosts.clone()),
+            Transport::Tcp => run_tcp(
+                *p,
+                &a.placement,
+                a.timeout,
+                sink.clone(),
+                None,
+                hosts.clone(),
+            ),
             Transport::Mpi => unreachable!("mpi runs returned above"),
         };
         if outcome.is_err() {

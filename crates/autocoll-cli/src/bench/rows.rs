@@ -54,10 +54,13 @@ pub struct Row {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_s: Option<f64>,
     pub raw_s: Vec<f64>,
+    /// `tune`'s race: whether the candidate was still in at its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub race: Option<crate::tune::race::Mark>,
 }
 
 impl Row {
-    pub(super) fn new(subject: &Subject, ranks: usize, m: Measurement) -> Row {
+    pub(crate) fn new(subject: &Subject, ranks: usize, m: Measurement) -> Row {
         let s = m.summary;
         Row {
             op: subject.op().to_string(),
@@ -79,6 +82,7 @@ impl Row {
             ol_i_s: m.ol_i,
             window_s: m.window,
             raw_s: m.raw,
+            race: None,
         }
     }
 }

@@ -39,23 +39,31 @@ pub(crate) enum Report {
     Hosts(Vec<String>),
     /// The results of one point.
     Rows(Vec<Row>),
+    /// A round of `tune`'s race.
+    Race(crate::tune::race::Saved),
 }
 
 /// Where rows go: the table, the progress bar and the results.
 pub(crate) type Sink = Arc<dyn Fn(Vec<Row>) + Send + Sync>;
 
 /// Launches `p` copies of this command over tcp; rank 0's reported rows go
-/// to `sink` as they come.
+/// to `sink` as they come, its races' rounds to `races`.
 pub(crate) fn run_tcp(
     p: usize,
     placement: &Placement,
     timeout: u64,
     sink: Sink,
+    races: Option<crate::tune::RaceSink>,
     hosts: Arc<Mutex<Vec<String>>>,
 ) -> anyhow::Result<()> {
     let report = Arc::new(
         move |line: &[u8]| match serde_json::from_slice::<Report>(line) {
             Ok(Report::Rows(rows)) => sink(rows),
+            Ok(Report::Race(saved)) => {
+                if let Some(races) = &races {
+                    races(saved)
+                }
+            }
             Ok(Report::Hosts(list)) => *hosts.lock().unwrap_or_else(|e| e.into_inner()) = list,
             Err(e) => eprintln!("autocoll: unreadable report from rank 0: {e}"),
         },

@@ -301,6 +301,7 @@ mod tests {
             ol_i_s: None,
             window_s: None,
             raw_s: vec![median_s],
+            race: None,
         }
     }
 

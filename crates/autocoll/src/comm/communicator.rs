@@ -20,7 +20,7 @@ use crate::observe::{Observer, Stage};
 use crate::pattern::{Recorder as PatternRecorder, Recording, Sink};
 use crate::select::lottery::Params;
 use crate::select::state::{Fingerprint, Store};
-use crate::select::{Algorithm, Collective, Fixed, Group, Implementation, Lottery, Selector};
+use crate::select::{Algorithm, Collective, Fixed, Fold, Group, Implementation, Lottery, Selector};
 use crate::trace::{Recorder, TraceOptions, Tracing};
 use crate::tree::{Shape, Tree};
 
@@ -525,7 +525,8 @@ impl Communicator {
             self.set_selector(Box::new(lottery));
             return;
         };
-        let fingerprint = Fingerprint::new(&self.hosts(), self.transport_kind());
+        let fingerprint = Fingerprint::new(&self.hosts(), self.transport_kind())
+            .measuring(lottery.params().objective);
         let store = Store::new(state, fingerprint, self.rank() == 0);
         if let Some(balancer) = &mut self.balancer {
             balancer.attach_store(store.clone());
@@ -837,10 +838,19 @@ impl Group for Communicator {
         self.layout().map_or(1, Layout::host_count)
     }
 
-    fn max_to_rank0(&mut self, values: &mut [f64]) -> Result<()> {
+    fn fold_to_rank0(&mut self, values: &mut [f64], how: Fold) -> Result<()> {
         let imp = Implementation::tree(Collective::Reduce, Shape::Binomial, None)?;
         let mine = values.to_vec();
-        self.unbalanced(|c| c.reduce_with(&imp, &mine, values, &Op::MAX, 0))
+        let op = match how {
+            Fold::Max => Op::MAX,
+            Fold::Mean => Op::SUM,
+        };
+        self.unbalanced(|c| c.reduce_with(&imp, &mine, values, &op, 0))?;
+        if how == Fold::Mean && self.rank() == 0 {
+            let ranks = self.size() as f64;
+            values.iter_mut().for_each(|v| *v /= ranks);
+        }
+        Ok(())
     }
 
     fn share_rank0(&mut self, values: &mut [u64]) -> Result<()> {

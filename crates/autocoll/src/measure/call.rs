@@ -61,6 +61,11 @@ impl Caller<'static> {
 }
 
 impl<'a> Caller<'a> {
+    /// The collective it calls.
+    pub fn op(&self) -> Collective {
+        self.target.op()
+    }
+
     /// Buffers for `target` with `bytes` per rank on `size` ranks.
     pub fn new(target: Target<'a>, bytes: usize, size: usize) -> Caller<'a> {
         let n = effective_bytes(target.op(), bytes);
@@ -87,6 +92,13 @@ impl<'a> Caller<'a> {
             bufs,
             sum: Op::Builtin(Builtin::Sum),
         }
+    }
+
+    /// Calls `target` from now on, with the same buffers: a race's
+    /// candidates share one set. `target` must be of the same collective.
+    pub fn set_target(&mut self, target: Target<'a>) {
+        debug_assert_eq!(target.op(), self.target.op(), "buffers fit one collective");
+        self.target = target;
     }
 
     /// One call with `root` (ignored by rootless collectives).

@@ -2,13 +2,18 @@
 //! relative standard error is small enough, bring the result to rank 0.
 
 use bytes::Bytes;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use super::call::{control_bcast, separating_barrier, Caller, Target};
+use super::race::{Race, Rule};
 use super::{classic, ol_i, stats, truth, Baseline, Measurement, Method, Options, Point, Summary};
 use crate::check::Native;
 use crate::clock::now_ns;
 use crate::comm::Communicator;
 use crate::error::{Error, Result};
+use crate::select::lottery::Rng;
+use crate::select::Collective;
 
 /// User tags of the harness's point-to-point messages.
 pub(crate) mod tags {
@@ -95,6 +100,213 @@ fn run(
 ) -> Result<Option<Measurement>> {
     let size = comm.size();
     let op = target.op();
+    check(comm, op, root, method)?;
+    let job = Job {
+        leader: if op.rooted() { root } else { 0 },
+        root,
+        calls: opts.calls.max(1),
+    };
+    let mut caller = Caller::new(target, bytes, size);
+    let mut one = Contender::new(comm, &mut caller, &job, opts)?;
+    loop {
+        let mut stop = false;
+        if one.rep(comm, &mut caller, method, &job)?.is_some() {
+            let acc = &one.acc;
+            let enough = acc.raw.len() >= opts.min_reps.max(1) && stats::rse(&acc.raw) < opts.rse;
+            stop = enough
+                || acc.attempts >= max_attempts(method, opts)
+                || acc.raw.len() >= opts.max_reps;
+        }
+        if share_flag(comm, job.leader, stop)? {
+            break;
+        }
+    }
+    let mine = (comm.rank() == job.leader).then(|| one.finish(method));
+    deliver(comm, job.leader, mine)
+}
+
+/// Repetitions a method may attempt for `max_reps` kept ones.
+fn max_attempts(method: Method, opts: &Options) -> usize {
+    match method {
+        // Calls with skewed entries are discarded; on an oversubscribed or
+        // loaded host most are, and a repetition (M windows) is cheap.
+        Method::Truth => TRUTH_ATTEMPTS * opts.max_reps.max(1),
+        _ => opts.max_reps.max(1),
+    }
+}
+
+/// One implementation under measurement: its truth windows and, at the
+/// leader, its repetitions so far. The buffers are the caller's.
+struct Contender {
+    windows: truth::Windows,
+    acc: Accumulator,
+}
+
+impl Contender {
+    /// Warms `caller` up (every rank).
+    fn new(
+        comm: &mut Communicator,
+        caller: &mut Caller,
+        job: &Job,
+        opts: &Options,
+    ) -> Result<Self> {
+        let estimate = warm_up(comm, caller, job, opts.warmup.max(MIN_WARMUP))?;
+        Ok(Contender {
+            windows: truth::Windows::new(estimate),
+            acc: Accumulator::default(),
+        })
+    }
+
+    /// One repetition after a barrier; at the leader, its time per call
+    /// (`Some(None)` when every call was discarded), elsewhere `None`.
+    fn rep(
+        &mut self,
+        comm: &mut Communicator,
+        caller: &mut Caller,
+        method: Method,
+        job: &Job,
+    ) -> Result<Option<Option<f64>>> {
+        comm.barrier_with(&separating_barrier())?;
+        let op = caller.op();
+        let sample = match method {
+            Method::SendLatency => classic::send_latency(comm, caller, job)?,
+            Method::Rounds => classic::rounds(comm, caller, job)?,
+            Method::Barrier => classic::barrier(comm, caller, job)?,
+            Method::Ack => classic::ack(comm, caller, job)?,
+            Method::OlI => ol_i::rep(comm, caller, job, op)?,
+            Method::Truth => truth::rep(comm, caller, job, &mut self.windows)?,
+        };
+        Ok(sample.map(|sample| {
+            let value = sample.value;
+            self.acc.add(sample);
+            value
+        }))
+    }
+
+    fn finish(self, method: Method) -> Measurement {
+        self.acc.finish(method, &self.windows)
+    }
+}
+
+/// A race's outcome at rank 0: who was dropped and how it ended, and every
+/// candidate's measurement, in the order of the points.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Raced {
+    /// The race.
+    pub race: Race,
+    /// Every candidate's repetitions so far, as a measurement.
+    pub measurements: Vec<Measurement>,
+}
+
+/// Races `points`, implementations of one collective at one size and
+/// root, with `method` ([`race`](super::race)): every candidate is warmed
+/// up, then in each round every live one runs one repetition, in a fresh
+/// random order (so that drift hits all alike), until `rule` decides. All
+/// candidates share one set of buffers. `from` goes on with a saved race
+/// of these points (read at the leader). The leader shows `on_round` the
+/// race after each round; when it answers false, the race stops there
+/// without an ending (interrupted; the race as shown can be resumed).
+/// Every rank calls it with the same arguments and `seed`; rank 0 gets the
+/// outcome.
+#[allow(clippy::too_many_arguments)]
+pub fn race_points(
+    comm: &mut Communicator,
+    points: &[Point],
+    method: Method,
+    opts: &Options,
+    rule: &Rule,
+    from: Option<Race>,
+    seed: u64,
+    on_round: &mut dyn FnMut(&Race) -> bool,
+) -> Result<Option<Raced>> {
+    let Some(first) = points.first() else {
+        return Err(Error::Config("a race needs at least one candidate".into()));
+    };
+    let (op, bytes, root) = (first.imp.op, first.bytes, first.root);
+    if points
+        .iter()
+        .any(|p| p.imp.op != op || p.bytes != bytes || p.root != root)
+    {
+        return Err(Error::Config(
+            "a race's candidates must share the collective, size and root".into(),
+        ));
+    }
+    check(comm, op, root, method)?;
+    let job = Job {
+        leader: if op.rooted() { root } else { 0 },
+        root,
+        calls: opts.calls.max(1),
+    };
+    let n = points.len();
+    let leader = comm.rank() == job.leader;
+    let mut race = from
+        .filter(|r| r.reps.len() == n)
+        .unwrap_or_else(|| Race::new(n));
+    let mut rng = Rng::new(seed);
+    let mut order: Vec<usize> = (0..n).collect();
+    rng.shuffle(&mut order);
+    let mut caller = Caller::of(&first.imp, bytes, comm.size());
+    let mut contenders: Vec<Option<Contender>> = (0..n).map(|_| None).collect();
+    for &i in &order {
+        caller.set_target(Target::Ours(points[i].imp.clone()));
+        let mut c = Contender::new(comm, &mut caller, &job, opts)?;
+        if leader {
+            c.acc.raw = race.reps[i].clone();
+        }
+        contenders[i] = Some(c);
+    }
+    let rounds = max_attempts(
+        method,
+        &Options {
+            max_reps: rule.max_reps,
+            ..*opts
+        },
+    );
+    let mut go = true;
+    loop {
+        let mut words = vec![0u64; n + 1];
+        if leader && go && race.ending.is_none() && race.rounds < rounds {
+            let mut live = race.contenders();
+            rng.shuffle(&mut live);
+            words[0] = live.len() as u64;
+            for (w, &i) in words[1..].iter_mut().zip(&live) {
+                *w = i as u64;
+            }
+        }
+        share(comm, job.leader, &mut words)?;
+        let count = (words[0] as usize).min(n);
+        if count == 0 {
+            break;
+        }
+        for &w in &words[1..=count] {
+            let i = (w as usize).min(n - 1);
+            caller.set_target(Target::Ours(points[i].imp.clone()));
+            let c = contenders[i].as_mut().expect("every candidate warmed up");
+            if let Some(Some(seconds)) = c.rep(comm, &mut caller, method, &job)? {
+                race.add(i, seconds);
+            }
+        }
+        if leader {
+            race.close_round(rule);
+            go = on_round(&race);
+        }
+    }
+    let mine = leader.then(|| {
+        if go {
+            race.stop();
+        }
+        let measurements = contenders
+            .into_iter()
+            .map(|c| c.expect("every candidate warmed up").finish(method))
+            .collect();
+        Raced { race, measurements }
+    });
+    deliver(comm, job.leader, mine)
+}
+
+/// Refuses a root outside the job, and `truth` without a shared clock.
+fn check(comm: &Communicator, op: Collective, root: usize, method: Method) -> Result<()> {
+    let size = comm.size();
     if op.rooted() && root >= size {
         return Err(Error::RankOutOfRange { rank: root, size });
     }
@@ -105,43 +317,7 @@ fn run(
             distinct(&comm.hosts()).join(", ")
         )));
     }
-    let job = Job {
-        leader: if op.rooted() { root } else { 0 },
-        root,
-        calls: opts.calls.max(1),
-    };
-    let mut caller = Caller::new(target, bytes, size);
-    let estimate = warm_up(comm, &mut caller, &job, opts.warmup.max(MIN_WARMUP))?;
-    let mut windows = truth::Windows::new(estimate);
-    let mut acc = Accumulator::default();
-    let max_attempts = match method {
-        // Calls with skewed entries are discarded; on an oversubscribed or
-        // loaded host most are, and a repetition (M windows) is cheap.
-        Method::Truth => TRUTH_ATTEMPTS * opts.max_reps.max(1),
-        _ => opts.max_reps.max(1),
-    };
-    loop {
-        comm.barrier_with(&separating_barrier())?;
-        let sample = match method {
-            Method::SendLatency => classic::send_latency(comm, &mut caller, &job)?,
-            Method::Rounds => classic::rounds(comm, &mut caller, &job)?,
-            Method::Barrier => classic::barrier(comm, &mut caller, &job)?,
-            Method::Ack => classic::ack(comm, &mut caller, &job)?,
-            Method::OlI => ol_i::rep(comm, &mut caller, &job, op)?,
-            Method::Truth => truth::rep(comm, &mut caller, &job, &mut windows)?,
-        };
-        let mut stop = false;
-        if let Some(sample) = sample {
-            acc.add(sample);
-            let enough = acc.raw.len() >= opts.min_reps.max(1) && stats::rse(&acc.raw) < opts.rse;
-            stop = enough || acc.attempts >= max_attempts || acc.raw.len() >= opts.max_reps;
-        }
-        if share_flag(comm, job.leader, stop)? {
-            break;
-        }
-    }
-    let mine = (comm.rank() == job.leader).then(|| acc.finish(method, &windows));
-    deliver(comm, job.leader, mine)
+    Ok(())
 }
 
 /// Untimed calls, each followed by a barrier; the leader's median time
@@ -200,18 +376,18 @@ impl Accumulator {
     }
 }
 
-/// Brings the leader's measurement to rank 0.
-fn deliver(
+/// Brings the leader's result to rank 0.
+fn deliver<T: Serialize + DeserializeOwned>(
     comm: &mut Communicator,
     leader: usize,
-    mine: Option<Measurement>,
-) -> Result<Option<Measurement>> {
+    mine: Option<T>,
+) -> Result<Option<T>> {
     if leader == 0 {
         return Ok(mine);
     }
     match (comm.rank(), mine) {
         (_, Some(m)) => {
-            let text = serde_json::to_vec(&m).expect("a measurement serialises");
+            let text = serde_json::to_vec(&m).expect("a result serialises");
             comm.send_bytes(0, tags::RESULT, Bytes::from(text))?;
             Ok(None)
         }
@@ -219,7 +395,7 @@ fn deliver(
             let text = comm.recv_bytes(leader, tags::RESULT)?;
             let m = serde_json::from_slice(&text).map_err(|e| Error::Protocol {
                 peer: format!("rank {leader}"),
-                reason: format!("unreadable measurement: {e}"),
+                reason: format!("unreadable result: {e}"),
             })?;
             Ok(Some(m))
         }

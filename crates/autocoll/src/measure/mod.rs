@@ -15,6 +15,7 @@ mod call;
 mod classic;
 mod driver;
 mod ol_i;
+pub mod race;
 pub mod stats;
 pub mod truth;
 
@@ -24,7 +25,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 pub use call::{effective_bytes, Caller, Target};
-pub use driver::{agree, run_baseline, run_point};
+pub use driver::{agree, race_points, run_baseline, run_point, Raced};
 pub use stats::Summary;
 
 use crate::select::{Collective, Implementation};

@@ -21,9 +21,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use super::lottery::{Draw, Params, Pool, Rng, Stats};
+use super::lottery::{Draw, Objective, Params, Pool, Rng, Stats};
 use super::state::Store;
-use super::{Collective, Group, Implementation, Selector};
+use super::{Collective, Fold, Group, Implementation, Selector};
 use crate::error::{Error, Result};
 use crate::tree::Shape;
 
@@ -195,7 +195,14 @@ impl Lottery {
     /// 0, which feeds them to `key`'s pool.
     fn learn(&mut self, group: &mut dyn Group, key: Key) -> Result<()> {
         let mut ended = std::mem::take(self.recorded.entry(key).or_default());
-        let times = agreed_times(group, &ended)?;
+        // A barrier is there to line the ranks up: the mean of their times in it
+        // is mostly the early arrivers' wait, which no implementation
+        // changes, and favours one that lets ranks go at scattered times.
+        let objective = match key.op {
+            Collective::Barrier => Objective::Slowest,
+            _ => self.params.objective,
+        };
+        let times = agreed_times(group, &ended, objective)?;
         let params = &self.params;
         let pool = self
             .pools
@@ -226,19 +233,24 @@ impl Lottery {
 }
 
 /// The times of the ended periods' calls over all ranks, at rank 0, one
-/// list per period (other ranks get no lists). With one clock, each call's
-/// span: latest leave − earliest enter over all ranks, the truth's measure
-/// (the enter times are negated so that one maximum serves both). Without,
-/// the slowest rank's own time in the call, which a rank that entered late
-/// may understate.
-fn agreed_times(group: &mut dyn Group, recorded: &Recorded) -> Result<Vec<Vec<f64>>> {
+/// list per period (other ranks get no lists), as `objective` measures
+/// them. [`Objective::Slowest`] with one clock: each call's span, latest
+/// leave − earliest enter over all ranks, the truth's measure (the enter
+/// times are negated so that one maximum serves both); without, the
+/// slowest rank's own time in the call, which a rank that entered late may
+/// understate. [`Objective::Mean`]: the mean of the ranks' own times.
+fn agreed_times(
+    group: &mut dyn Group,
+    recorded: &Recorded,
+    objective: Objective,
+) -> Result<Vec<Vec<f64>>> {
     let raw = &recorded.calls;
     if raw.is_empty() {
         return Ok(Vec::new());
     }
     let n = raw.len();
-    let shared = group.shared_clock();
-    let mut v: Vec<f64> = if shared {
+    let span = objective == Objective::Slowest && group.shared_clock();
+    let mut v: Vec<f64> = if span {
         let leaves = raw.iter().map(|&(_, leave)| leave as f64);
         let enters = raw.iter().map(|&(enter, _)| -(enter as f64));
         leaves.chain(enters).collect()
@@ -247,11 +259,15 @@ fn agreed_times(group: &mut dyn Group, recorded: &Recorded) -> Result<Vec<Vec<f6
             .map(|&(e, l)| l.saturating_sub(e) as f64)
             .collect()
     };
-    group.max_to_rank0(&mut v)?;
+    let fold = match objective {
+        Objective::Slowest => Fold::Max,
+        Objective::Mean => Fold::Mean,
+    };
+    group.fold_to_rank0(&mut v, fold)?;
     if group.rank() != 0 {
         return Ok(Vec::new());
     }
-    let ns = |i: usize| if shared { v[i] + v[n + i] } else { v[i] };
+    let ns = |i: usize| if span { v[i] + v[n + i] } else { v[i] };
     let mut times = (0..n).map(|i| ns(i) * 1e-9);
     Ok(recorded
         .periods
@@ -441,7 +457,7 @@ mod tests {
         fn host_count(&self) -> usize {
             self.0
         }
-        fn max_to_rank0(&mut self, _: &mut [f64]) -> Result<()> {
+        fn fold_to_rank0(&mut self, _: &mut [f64], _: Fold) -> Result<()> {
             Ok(())
         }
         fn share_rank0(&mut self, _: &mut [u64]) -> Result<()> {
@@ -463,6 +479,50 @@ mod tests {
                 .any(|s| matches!(s.imp.shape(), Some(Shape::Hier(_))));
             assert_eq!(has, with_hier, "{hosts} hosts");
         }
+    }
+
+    /// Rank 0 of a job with one clock, alone: a fold leaves the values
+    /// as they are and is noted.
+    struct Noting(Vec<Fold>);
+
+    impl Group for Noting {
+        fn rank(&self) -> usize {
+            0
+        }
+        fn size(&self) -> usize {
+            1
+        }
+        fn shared_clock(&self) -> bool {
+            true
+        }
+        fn fold_to_rank0(&mut self, _: &mut [f64], how: Fold) -> Result<()> {
+            self.0.push(how);
+            Ok(())
+        }
+        fn share_rank0(&mut self, _: &mut [u64]) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn issue18_the_mean_objective_takes_each_rank_s_own_time_not_the_span() {
+        let recorded = Recorded {
+            periods: vec![Period {
+                number: 1,
+                index: 0,
+                calls: 2,
+                after_message: false,
+            }],
+            calls: vec![(1_000, 4_000), (10_000, 12_000)],
+        };
+        let mut group = Noting(Vec::new());
+        let own = [vec![3000.0 * 1e-9, 2000.0 * 1e-9]];
+        let mean = agreed_times(&mut group, &recorded, Objective::Mean).unwrap();
+        assert_eq!(mean, own);
+        let slowest = agreed_times(&mut group, &recorded, Objective::Slowest).unwrap();
+        // On one clock, the span: −enter folds with leave in one maximum.
+        assert_eq!(slowest, own);
+        assert_eq!(group.0, [Fold::Mean, Fold::Max]);
     }
 
     #[test]

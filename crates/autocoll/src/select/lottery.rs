@@ -59,6 +59,46 @@ pub enum Policy {
     InverseTime,
 }
 
+/// What a call's time is, for the lottery: the measure it minimises.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Objective {
+    /// The call as a whole: its span on a shared clock (first enter to
+    /// last leave), else the slowest rank's own time. What a program that
+    /// waits for every rank after the call (the next collective, a
+    /// barrier) pays.
+    #[default]
+    Slowest,
+    /// The mean over ranks of each rank's own time in the call: the time
+    /// the ranks spend in it together, and what OSU's benchmarks report.
+    /// A tree whose leaves leave early (a reduce's) scores better here.
+    Mean,
+}
+
+impl Objective {
+    /// Its name in files, flags and `AUTOCOLL_OBJECTIVE`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Objective::Slowest => "slowest",
+            Objective::Mean => "mean",
+        }
+    }
+}
+
+impl std::str::FromStr for Objective {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text.trim() {
+            "slowest" => Ok(Objective::Slowest),
+            "mean" => Ok(Objective::Mean),
+            other => Err(format!(
+                "unknown objective {other:?}: expected slowest or mean"
+            )),
+        }
+    }
+}
+
 /// The scheduler's knobs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Params {
@@ -96,6 +136,9 @@ pub struct Params {
     /// that cost and leaves the odds of every draw as they were. The
     /// warm-up's draws fill a message's [`Params::slots`].
     pub ahead: u32,
+    /// The measure of a call's time that the lottery minimises.
+    #[serde(default)]
+    pub objective: Objective,
 }
 
 impl Params {
@@ -123,6 +166,7 @@ impl Default for Params {
             drift_sigmas: 3.0,
             drift_ratio: 1.25,
             ahead: 2,
+            objective: Objective::Slowest,
         }
     }
 }
@@ -560,6 +604,14 @@ impl Rng {
         self.0 ^= self.0 >> 27;
         let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
         (x >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// `v` in a random order (Fisher–Yates).
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = ((self.uniform() * (i + 1) as f64) as usize).min(i);
+            v.swap(i, j);
+        }
     }
 }
 

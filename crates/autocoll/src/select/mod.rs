@@ -43,11 +43,21 @@ pub trait Group {
     fn host_count(&self) -> usize {
         1
     }
-    /// Replaces every value on rank 0 by its maximum over all ranks (the
-    /// other ranks' values are left as they were).
-    fn max_to_rank0(&mut self, values: &mut [f64]) -> Result<()>;
+    /// Replaces every value on rank 0 by its maximum or its mean over all
+    /// ranks, as `how` says (the other ranks' values are left as they
+    /// were).
+    fn fold_to_rank0(&mut self, values: &mut [f64], how: Fold) -> Result<()>;
     /// Replaces `values` on every rank by rank 0's.
     fn share_rank0(&mut self, values: &mut [u64]) -> Result<()>;
+}
+
+/// How [`Group::fold_to_rank0`] combines the ranks' values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fold {
+    /// The maximum over all ranks.
+    Max,
+    /// The mean over all ranks.
+    Mean,
 }
 
 /// Chooses the implementation of each call and learns from its time.

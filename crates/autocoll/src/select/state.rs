@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::adaptive::Key;
-use super::lottery::{Pool, Stats};
+use super::lottery::{Objective, Pool, Stats};
 use super::Collective;
 use crate::error::{Error, Result};
 
@@ -36,6 +36,11 @@ pub struct Fingerprint {
     pub transport: String,
     /// autocoll's version.
     pub version: String,
+    /// What the lottery minimised: averages of one measure say nothing of
+    /// another's (files from before there was a choice measured the
+    /// slowest rank).
+    #[serde(default)]
+    pub objective: Objective,
 }
 
 impl Fingerprint {
@@ -57,7 +62,13 @@ impl Fingerprint {
             ranks_per_host: counts,
             transport: transport.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
+            objective: Objective::default(),
         }
+    }
+
+    /// The same fingerprint, for a lottery that minimises `objective`.
+    pub fn measuring(self, objective: Objective) -> Self {
+        Fingerprint { objective, ..self }
     }
 }
 

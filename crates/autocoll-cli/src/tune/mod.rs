@@ -2,8 +2,14 @@
 //! with `bench`'s machinery, keep the fastest per point, and write a tuning
 //! file (and Open MPI / MPICH exports, and the paper's Figures 3–6).
 //!
-//! Every finished point is saved (atomically) to `<out>.partial.json`, so
-//! `--resume` continues an interrupted sweep where it stopped.
+//! By default each point's candidates race ([`race`]): measured together
+//! in rounds, the clearly slower dropped early; `--exhaustive` measures
+//! every candidate to the stopping rule instead. Every finished point, and
+//! the unfinished race of the point under way, is saved (atomically) to
+//! `<out>.partial.json`, so `--resume` continues an interrupted sweep where
+//! it stopped.
+
+pub(crate) mod race;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -13,12 +19,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context;
-use autocoll::measure::{Method, Options};
+use autocoll::measure::race::Rule as RaceRule;
+use autocoll::measure::{Method, Options, Point};
 use autocoll::select::{export, Rule, Table};
 use autocoll::{Collective, Implementation};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::{self, Planned, Row, Sink, Transport};
+use crate::bench::{self, Planned, Row, Sink, Subject, Transport};
 use crate::launch::{self, Placement};
 use crate::out::say;
 use crate::{args, plot, Failure};
@@ -97,13 +104,25 @@ pub struct Args {
     /// Continue from the partial results of an interrupted sweep.
     #[arg(long)]
     resume: bool,
+    /// Measure every candidate to the stopping rule (--rse, --min-reps,
+    /// --max-reps) instead of racing them.
+    #[arg(long)]
+    exhaustive: bool,
+    /// Racing: candidates whose times differ by less than this share of the
+    /// best's are not told apart (the race ends there).
+    #[arg(long, default_value_t = 0.02)]
+    tolerance: f64,
 }
 
-/// The partial results, saved after every point.
-#[derive(Serialize, Deserialize)]
+/// The partial results, saved after every point and every round of a
+/// race.
+#[derive(Default, Serialize, Deserialize)]
 struct Partial {
     schema: String,
     rows: Vec<Row>,
+    /// Unfinished races (at most the one under way).
+    #[serde(default)]
+    races: Vec<race::Saved>,
 }
 
 /// What a rank must know to build its share of the sweep.
@@ -112,6 +131,8 @@ struct Sweep {
     root: usize,
     method: Option<Method>,
     done: BTreeSet<(String, usize, usize)>,
+    /// Races an interrupted sweep left unfinished.
+    saved: Vec<race::Saved>,
 }
 
 impl Sweep {
@@ -128,6 +149,18 @@ impl Sweep {
             }
         }
         out
+    }
+
+    /// The races still to run on `p` ranks with `method`.
+    fn heats(&self, p: usize, method: Method) -> Vec<Vec<Point>> {
+        let points = self
+            .plan(p, method)
+            .into_iter()
+            .filter_map(|planned| match planned.subject {
+                Subject::Ours(point) => Some(point),
+                Subject::Library(..) => None,
+            });
+        race::heats(points.collect())
     }
 }
 
@@ -170,46 +203,67 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let old = if a.resume {
         load_partial(&partial)?
     } else {
-        Vec::new()
+        Partial::default()
     };
     let total: usize = ranks
         .iter()
         .map(|&p| sweep.plan(p, Method::OlI).len())
         .sum();
     let bar = bench::progress(total as u64);
-    if !old.is_empty() {
+    if !old.rows.is_empty() {
         eprintln!(
             "autocoll: resuming: {} points done, {total} to go",
-            old.len()
+            old.rows.len()
         );
     }
-    let rows = Arc::new(Mutex::new(old));
-    let sink = saving_sink(rows.clone(), partial.clone(), bar.clone());
+    let saver = Saver::new(old, partial.clone(), bar.clone());
+    let sink: Sink = {
+        let saver = saver.clone();
+        Arc::new(move |rows| saver.rows(rows))
+    };
+    let rounds: RaceSink = {
+        let saver = saver.clone();
+        Arc::new(move |race| saver.race(race))
+    };
+    let rule = rule_of(&a, &opts)?;
     let mut outcome = Ok(());
     for &p in &ranks {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        outcome = match a.transport {
-            Transport::Local => {
-                let method = sweep.method.unwrap_or(Method::Truth);
+        let timeout = Duration::from_secs(a.timeout);
+        let method = sweep.method.unwrap_or(Method::Truth);
+        outcome = match (a.transport, rule) {
+            (Transport::Local, None) => {
                 let plan = sweep.plan(p, method);
-                let timeout = Duration::from_secs(a.timeout);
                 bench::run_local(p, &plan, &opts, timeout, None, &stop, &*sink)
             }
-            Transport::Tcp => {
-                let hosts = Arc::new(Mutex::new(Vec::new()));
-                bench::run_tcp(p, &a.placement, a.timeout, sink.clone(), hosts)
+            (Transport::Local, Some(rule)) => {
+                let heats = sweep.heats(p, method);
+                let setup = race::Setup {
+                    heats: &heats,
+                    method,
+                    opts,
+                    rule,
+                    saved: &sweep.saved,
+                    stop: &stop,
+                };
+                race_local(p, &setup, timeout, &*sink, &*rounds)
             }
-            Transport::Mpi => unreachable!("refused by refuse_mpi"),
+            (Transport::Tcp, _) => {
+                let hosts = Arc::new(Mutex::new(Vec::new()));
+                let races = Some(rounds.clone());
+                bench::run_tcp(p, &a.placement, a.timeout, sink.clone(), races, hosts)
+            }
+            (Transport::Mpi, _) => unreachable!("refused by refuse_mpi"),
         };
         if outcome.is_err() {
             break;
         }
     }
+    let rows = saver.take_rows();
     bar.finish_and_clear();
     outcome.map_err(Failure::Run)?;
-    let rows = std::mem::take(&mut *rows.lock().unwrap_or_else(|p| p.into_inner()));
     if stop.load(Ordering::Relaxed) {
         eprintln!(
             "autocoll: interrupted; {} points saved in {}: continue with --resume",
@@ -255,15 +309,18 @@ fn sweep_of(a: &Args, tree: Option<&args::TreeFile>) -> Result<Sweep, Failure> {
         root: a.root.or(tree.map(args::TreeFile::root)).unwrap_or(0),
         method,
         done: BTreeSet::new(),
+        saved: Vec::new(),
     };
     if a.resume {
         // Ranks of a tcp job read the file too: they start before any new
         // point is saved, so all of them see the same done points.
-        let rows = load_partial(&partial_path(&a.out))?;
-        sweep.done = rows
+        let partial = load_partial(&partial_path(&a.out))?;
+        sweep.done = partial
+            .rows
             .iter()
             .map(|r| (r.imp.clone(), r.ranks, r.bytes))
             .collect();
+        sweep.saved = partial.races;
     }
     Ok(sweep)
 }
@@ -275,10 +332,10 @@ pub fn partial_path(out: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-fn load_partial(path: &Path) -> Result<Vec<Row>, Failure> {
+fn load_partial(path: &Path) -> Result<Partial, Failure> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Partial::default()),
         Err(e) => {
             return Err(Failure::Run(anyhow::anyhow!(
                 "reading {}: {e}",
@@ -300,25 +357,106 @@ fn load_partial(path: &Path) -> Result<Vec<Row>, Failure> {
             doc.schema
         )));
     }
-    Ok(doc.rows)
+    Ok(doc)
 }
 
-/// A sink that keeps the rows, saves them all after every point, and
-/// advances the bar.
-fn saving_sink(rows: Arc<Mutex<Vec<Row>>>, path: PathBuf, bar: indicatif::ProgressBar) -> Sink {
-    Arc::new(move |batch: Vec<Row>| {
-        let mut all = rows.lock().unwrap_or_else(|p| p.into_inner());
-        bar.inc(batch.len() as u64);
-        all.extend(batch);
-        let doc = Partial {
-            schema: PARTIAL_SCHEMA.into(),
-            rows: all.clone(),
-        };
-        let text = serde_json::to_vec(&doc).expect("JSON of plain data");
-        if let Err(e) = autocoll::files::write_atomic(&path, &text) {
-            bar.suspend(|| eprintln!("autocoll: warning: could not save partial results: {e}"));
+/// Where each round's race goes.
+pub(crate) type RaceSink = Arc<dyn Fn(race::Saved) + Send + Sync>;
+
+/// Keeps the results and the unfinished race, saves them all after every
+/// point and every round, and shows progress.
+#[derive(Clone)]
+struct Saver {
+    partial: Arc<Mutex<Partial>>,
+    path: PathBuf,
+    bar: indicatif::ProgressBar,
+}
+
+impl Saver {
+    fn new(mut old: Partial, path: PathBuf, bar: indicatif::ProgressBar) -> Saver {
+        old.schema = PARTIAL_SCHEMA.into();
+        Saver {
+            partial: Arc::new(Mutex::new(old)),
+            path,
+            bar,
         }
-    })
+    }
+
+    /// A point's results: its race, if it had one, is over.
+    fn rows(&self, batch: Vec<Row>) {
+        let mut doc = self.partial.lock().unwrap_or_else(|p| p.into_inner());
+        self.bar.inc(batch.len() as u64);
+        if let Some(first) = batch.first() {
+            doc.races
+                .retain(|r| (r.ranks, r.bytes, &r.op) != (first.ranks, first.bytes, &first.op));
+        }
+        doc.rows.extend(batch);
+        self.save(&doc);
+    }
+
+    /// A round of a race: it replaces the point's earlier rounds.
+    fn race(&self, saved: race::Saved) {
+        let mut doc = self.partial.lock().unwrap_or_else(|p| p.into_inner());
+        let left = saved.race.contenders().len();
+        self.bar.set_message(format!(
+            "{} on {} ranks, {}: {left} of {} candidates left after {} rounds",
+            saved.op,
+            saved.ranks,
+            autocoll::select::format_bytes(saved.bytes),
+            saved.impls.len(),
+            saved.race.rounds
+        ));
+        doc.races
+            .retain(|r| (r.ranks, r.bytes, &r.op) != (saved.ranks, saved.bytes, &saved.op));
+        doc.races.push(saved);
+        self.save(&doc);
+    }
+
+    fn save(&self, doc: &Partial) {
+        let text = serde_json::to_vec(doc).expect("JSON of plain data");
+        if let Err(e) = autocoll::files::write_atomic(&self.path, &text) {
+            self.bar
+                .suspend(|| eprintln!("autocoll: warning: could not save partial results: {e}"));
+        }
+    }
+
+    fn take_rows(&self) -> Vec<Row> {
+        let mut doc = self.partial.lock().unwrap_or_else(|p| p.into_inner());
+        std::mem::take(&mut doc.rows)
+    }
+}
+
+/// The racing rule the flags give, or `None` under `--exhaustive`.
+fn rule_of(a: &Args, opts: &Options) -> Result<Option<RaceRule>, Failure> {
+    if !(0.0..1.0).contains(&a.tolerance) {
+        return Err(Failure::Usage(format!(
+            "--tolerance {} must lie in [0, 1): a share of the best's time",
+            a.tolerance
+        )));
+    }
+    Ok((!a.exhaustive).then(|| RaceRule {
+        tolerance: a.tolerance,
+        max_reps: opts.max_reps.max(RaceRule::default().min_reps),
+        ..RaceRule::default()
+    }))
+}
+
+/// Races on `p` threads.
+fn race_local(
+    p: usize,
+    setup: &race::Setup,
+    timeout: Duration,
+    rows: &(dyn Fn(Vec<Row>) + Sync),
+    rounds: &(dyn Fn(race::Saved) + Sync),
+) -> anyhow::Result<()> {
+    let outcomes = autocoll::local::run(p, |mut comm| {
+        comm.set_timeout(timeout);
+        race::run(&mut comm, setup, rows, rounds)
+    });
+    for (rank, outcome) in outcomes.into_iter().enumerate() {
+        outcome.with_context(|| format!("{p}-rank job, rank {rank}"))?;
+    }
+    Ok(())
 }
 
 /// One rank of a tcp run: this job size's share of the sweep.
@@ -334,18 +472,41 @@ fn as_rank(
     } else {
         Method::OlI
     });
-    let plan = sweep.plan(comm.size(), method);
     let sink = |rows: Vec<Row>| bench::say(&bench::Report::Rows(rows));
-    bench::rank_main(&mut comm, &plan, opts, stop, None, &sink)
-        .context("running the sweep")
-        .map_err(Failure::Run)?;
+    let outcome = match rule_of(a, opts)? {
+        None => {
+            let plan = sweep.plan(comm.size(), method);
+            bench::rank_main(&mut comm, &plan, opts, stop, None, &sink)
+        }
+        Some(rule) => {
+            let heats = sweep.heats(comm.size(), method);
+            let setup = race::Setup {
+                heats: &heats,
+                method,
+                opts: *opts,
+                rule,
+                saved: &sweep.saved,
+                stop,
+            };
+            let round = |saved| bench::say(&bench::Report::Race(saved));
+            race::run(&mut comm, &setup, &sink, &round)
+        }
+    };
+    outcome.context("running the sweep").map_err(Failure::Run)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The fastest implementation (by median) of every (op, ranks, bytes).
+/// The fastest implementation (by median) of every (op, ranks, bytes);
+/// of a race, among the candidates still in at its end (a dropped one's
+/// median rests on a few repetitions that ruled it out).
 pub fn winners(rows: &[Row]) -> BTreeMap<(String, usize, usize), Row> {
     let mut best: BTreeMap<(String, usize, usize), Row> = BTreeMap::new();
-    for r in rows.iter().filter(|r| r.median_s.is_finite()) {
+    let contends = |r: &&Row| r.race.is_none_or(|m| m.live);
+    for r in rows
+        .iter()
+        .filter(|r| r.median_s.is_finite())
+        .filter(contends)
+    {
         let key = (r.op.clone(), r.ranks, r.bytes);
         match best.get(&key) {
             Some(b) if b.median_s <= r.median_s => {}

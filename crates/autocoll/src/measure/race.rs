@@ -1,0 +1,222 @@
+//! Racing: the candidates of one point measured in rounds, the clearly
+//! slower ones dropped as soon as the data says so (successive elimination,
+//! after Maron and Moore's Hoeffding races and Birattari's F-race).
+//!
+//! The statistic is the median of a candidate's repetitions and its
+//! distribution-free 95% confidence interval ([`Summary`]'s: the k-th
+//! smallest and k-th largest repetitions, k from the binomial
+//! distribution). No normality is assumed: call times have a long right
+//! tail, and one preempted repetition moves a mean and a standard error but
+//! not this interval. Below six repetitions no k reaches 95%, and the
+//! interval is the whole range (five repetitions cover the median with
+//! 94%).
+//!
+//! After each round, once every live candidate has `min_reps`, a candidate
+//! whose interval lies wholly above the best's (lowest median) interval is
+//! dropped. The race is decided when one candidate is left, or when the
+//! best's upper bound lies within `tolerance` of every other live
+//! candidate's lower bound (none can be more than the tolerance faster), or
+//! when every live candidate has `max_reps` (undecided: the lowest median
+//! wins, and the point says so).
+//!
+//! This module is pure: the driver runs the repetitions, in the order the
+//! caller shuffles, and feeds their times here.
+
+use serde::{Deserialize, Serialize};
+
+use super::stats::{median, Summary};
+
+/// When a race drops candidates and when it ends.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rule {
+    /// A difference below this share of the best's time does not matter.
+    pub tolerance: f64,
+    /// Repetitions of every live candidate before any is dropped.
+    pub min_reps: usize,
+    /// Repetitions of a candidate at most.
+    pub max_reps: usize,
+}
+
+impl Default for Rule {
+    fn default() -> Self {
+        Rule {
+            tolerance: 0.02,
+            min_reps: 3,
+            max_reps: 30,
+        }
+    }
+}
+
+/// How a race ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ending {
+    /// One candidate was left.
+    Alone,
+    /// The live candidates were within the tolerance of each other.
+    Tied,
+    /// Repetitions ran out before either: the lowest median wins,
+    /// unconfirmed.
+    Undecided,
+}
+
+/// One point's race: every candidate's repetitions and whether it is
+/// still in. Saved whole in a sweep's partial file, so that a resumed
+/// sweep goes on with the race where it stopped.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Race {
+    /// Repetitions (seconds per call) of every candidate, in order.
+    pub reps: Vec<Vec<f64>>,
+    /// Whether each candidate is still in.
+    pub live: Vec<bool>,
+    /// Rounds run.
+    pub rounds: usize,
+    /// How it ended, once it has.
+    pub ending: Option<Ending>,
+}
+
+impl Race {
+    /// A race of `n` candidates, none measured.
+    pub fn new(n: usize) -> Self {
+        Race {
+            reps: vec![Vec::new(); n],
+            live: vec![true; n],
+            rounds: 0,
+            ending: None,
+        }
+    }
+
+    /// The candidates still in, in index order.
+    pub fn contenders(&self) -> Vec<usize> {
+        (0..self.live.len()).filter(|&i| self.live[i]).collect()
+    }
+
+    /// Records a repetition of candidate `i`.
+    pub fn add(&mut self, i: usize, seconds: f64) {
+        self.reps[i].push(seconds);
+    }
+
+    /// The live candidate with the lowest median, if any has a repetition.
+    pub fn best(&self) -> Option<usize> {
+        self.contenders()
+            .into_iter()
+            .filter(|&i| !self.reps[i].is_empty())
+            .min_by(|&a, &b| median(&self.reps[a]).total_cmp(&median(&self.reps[b])))
+    }
+
+    /// Ends a round: drops what the data rules out and says whether the
+    /// race is decided (then [`Race::ending`] says how).
+    pub fn close_round(&mut self, rule: &Rule) -> bool {
+        self.rounds += 1;
+        if self.ending.is_some() {
+            return true;
+        }
+        let live = self.contenders();
+        if live.len() <= 1 {
+            return self.end(Ending::Alone);
+        }
+        let Some(best) = self.best() else {
+            return false;
+        };
+        if live.iter().any(|&i| self.reps[i].len() < rule.min_reps) {
+            return false;
+        }
+        let best_hi = Summary::of(&self.reps[best]).ci95_hi;
+        for &i in &live {
+            let lo = Summary::of(&self.reps[i]).ci95_lo;
+            if i != best && lo > best_hi {
+                self.live[i] = false;
+            }
+        }
+        let live = self.contenders();
+        if live.len() == 1 {
+            return self.end(Ending::Alone);
+        }
+        let tied = live
+            .iter()
+            .filter(|&&i| i != best)
+            .all(|&i| best_hi <= Summary::of(&self.reps[i]).ci95_lo * (1.0 + rule.tolerance));
+        if tied {
+            return self.end(Ending::Tied);
+        }
+        if live.iter().all(|&i| self.reps[i].len() >= rule.max_reps) {
+            return self.end(Ending::Undecided);
+        }
+        false
+    }
+
+    /// Ends an undecided race (its rounds ran out).
+    pub fn stop(&mut self) {
+        if self.ending.is_none() {
+            self.ending = Some(Ending::Undecided);
+        }
+    }
+
+    /// The winner once decided: the live candidate with the lowest median.
+    pub fn winner(&self) -> Option<usize> {
+        self.ending.and(self.best())
+    }
+
+    fn end(&mut self, how: Ending) -> bool {
+        self.ending = Some(how);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(race: &mut Race, times: &[f64], round: usize) {
+        for i in race.contenders() {
+            // A little spread, the same for every candidate.
+            race.add(i, times[i] * (1.0 + 0.001 * (round % 3) as f64));
+        }
+    }
+
+    #[test]
+    fn a_clearly_slower_candidate_is_dropped_after_min_reps() {
+        let rule = Rule::default();
+        let mut race = Race::new(3);
+        let times = [1.0, 2.0, 1.0005];
+        for round in 0..2 {
+            feed(&mut race, &times, round);
+            assert!(!race.close_round(&rule), "nothing before min_reps");
+            assert_eq!(race.contenders(), [0, 1, 2]);
+        }
+        feed(&mut race, &times, 2);
+        // 0 and 2 differ by 0.05%, within the tolerance: tied, 1 dropped.
+        assert!(race.close_round(&rule));
+        assert_eq!(race.contenders(), [0, 2]);
+        assert_eq!(race.ending, Some(Ending::Tied));
+        assert_eq!(race.winner(), Some(0));
+    }
+
+    #[test]
+    fn overlapping_candidates_race_on_until_max_reps() {
+        let rule = Rule {
+            max_reps: 8,
+            ..Rule::default()
+        };
+        let mut race = Race::new(2);
+        let mut rounds = 0;
+        // Two candidates 5% apart whose repetitions overlap widely.
+        let noise = [0.0, 0.3, -0.2, 0.25, -0.3, 0.1, -0.1, 0.2];
+        while !race.close_round(&rule) {
+            race.add(0, 1.00 + noise[rounds % 8]);
+            race.add(1, 1.05 + noise[(rounds + 3) % 8]);
+            rounds += 1;
+        }
+        assert_eq!(race.ending, Some(Ending::Undecided));
+        assert_eq!(race.reps[0].len(), 8);
+        assert_eq!(race.winner(), race.best());
+    }
+
+    #[test]
+    fn a_race_of_one_is_decided_at_once() {
+        let mut race = Race::new(1);
+        assert!(race.close_round(&Rule::default()));
+        assert_eq!(race.ending, Some(Ending::Alone));
+        assert_eq!(race.winner(), None, "decided, but never measured");
+    }
+}
