@@ -255,17 +255,10 @@ pub fn race_points(
         }
         contenders[i] = Some(c);
     }
-    let rounds = max_attempts(
-        method,
-        &Options {
-            max_reps: rule.max_reps,
-            ..*opts
-        },
-    );
     let mut go = true;
     loop {
         let mut words = vec![0u64; n + 1];
-        if leader && go && race.ending.is_none() && race.rounds < rounds {
+        if leader && go && race.ending.is_none() {
             let mut live = race.contenders();
             rng.shuffle(&mut live);
             words[0] = live.len() as u64;

@@ -11,13 +11,14 @@
 //! interval is the whole range (five repetitions cover the median with
 //! 94%).
 //!
-//! After each round, once every live candidate has `min_reps`, a candidate
-//! whose interval lies wholly above the best's (lowest median) interval is
-//! dropped. The race is decided when one candidate is left, or when the
-//! best's upper bound lies within `tolerance` of every other live
-//! candidate's lower bound (none can be more than the tolerance faster), or
-//! when every live candidate has `max_reps` (undecided: the lowest median
-//! wins, and the point says so).
+//! After each round, among the live candidates with `min_reps`
+//! repetitions, one whose interval lies wholly above the best's (lowest
+//! median) interval is dropped. The race is decided when one candidate is
+//! left, or when every live candidate has `min_reps` and the best's upper
+//! bound lies within `tolerance` of every other's lower bound (none can be
+//! more than the tolerance faster), or after `max_reps` rounds, every live
+//! candidate tried once a round (undecided: the lowest median wins, and
+//! the point says so; a method that discards calls may have kept fewer).
 //!
 //! This module is pure: the driver runs the repetitions, in the order the
 //! caller shuffles, and feeds their times here.
@@ -96,7 +97,8 @@ impl Race {
         self.reps[i].push(seconds);
     }
 
-    /// The live candidate with the lowest median, if any has a repetition.
+    /// The live candidate with the lowest median, if any has a repetition
+    /// (the winner, once decided).
     pub fn best(&self) -> Option<usize> {
         self.contenders()
             .into_iter()
@@ -111,35 +113,46 @@ impl Race {
         if self.ending.is_some() {
             return true;
         }
-        let live = self.contenders();
-        if live.len() <= 1 {
+        if self.contenders().len() <= 1 {
             return self.end(Ending::Alone);
         }
-        let Some(best) = self.best() else {
-            return false;
+        let measured = |race: &Race| -> Vec<usize> {
+            let live = race.contenders().into_iter();
+            live.filter(|&i| race.reps[i].len() >= rule.min_reps)
+                .collect()
         };
-        if live.iter().any(|&i| self.reps[i].len() < rule.min_reps) {
-            return false;
-        }
-        let best_hi = Summary::of(&self.reps[best]).ci95_hi;
-        for &i in &live {
-            let lo = Summary::of(&self.reps[i]).ci95_lo;
-            if i != best && lo > best_hi {
+        let summary = |i: usize| Summary::of(&self.reps[i]);
+        let ranked = measured(self);
+        let best = ranked
+            .iter()
+            .copied()
+            .min_by(|&a, &b| median(&self.reps[a]).total_cmp(&median(&self.reps[b])));
+        if let Some(best) = best {
+            let best_hi = summary(best).ci95_hi;
+            let out: Vec<usize> = ranked
+                .iter()
+                .copied()
+                .filter(|&i| i != best && summary(i).ci95_lo > best_hi)
+                .collect();
+            for i in out {
                 self.live[i] = false;
             }
+            let live = self.contenders();
+            if live.len() == 1 {
+                return self.end(Ending::Alone);
+            }
+            let all_measured = measured(self).len() == live.len();
+            let tied = live
+                .iter()
+                .filter(|&&i| i != best)
+                .all(|&i| best_hi <= summary(i).ci95_lo * (1.0 + rule.tolerance));
+            if all_measured && tied {
+                return self.end(Ending::Tied);
+            }
         }
-        let live = self.contenders();
-        if live.len() == 1 {
-            return self.end(Ending::Alone);
-        }
-        let tied = live
-            .iter()
-            .filter(|&&i| i != best)
-            .all(|&i| best_hi <= Summary::of(&self.reps[i]).ci95_lo * (1.0 + rule.tolerance));
-        if tied {
-            return self.end(Ending::Tied);
-        }
-        if live.iter().all(|&i| self.reps[i].len() >= rule.max_reps) {
+        // Every live candidate has had max_reps tries, one a round (a
+        // method may keep fewer: truth discards skewed calls).
+        if self.rounds >= rule.max_reps {
             return self.end(Ending::Undecided);
         }
         false
@@ -202,14 +215,34 @@ mod tests {
         let mut rounds = 0;
         // Two candidates 5% apart whose repetitions overlap widely.
         let noise = [0.0, 0.3, -0.2, 0.25, -0.3, 0.1, -0.1, 0.2];
-        while !race.close_round(&rule) {
+        loop {
             race.add(0, 1.00 + noise[rounds % 8]);
             race.add(1, 1.05 + noise[(rounds + 3) % 8]);
             rounds += 1;
+            if race.close_round(&rule) {
+                break;
+            }
         }
         assert_eq!(race.ending, Some(Ending::Undecided));
         assert_eq!(race.reps[0].len(), 8);
         assert_eq!(race.winner(), race.best());
+    }
+
+    #[test]
+    fn a_candidate_short_of_repetitions_does_not_hold_the_others_back() {
+        let rule = Rule::default();
+        let mut race = Race::new(3);
+        for _ in 0..3 {
+            race.add(0, 1.0);
+            race.add(1, 3.0);
+            // Candidate 2 keeps nothing (every call discarded).
+            assert!(!race.close_round(&rule) || race.rounds >= rule.max_reps);
+        }
+        assert_eq!(race.contenders(), [0, 2], "1 dropped while 2 has no data");
+        assert_eq!(race.ending, None, "2 is not yet measured");
+        while !race.close_round(&rule) {}
+        assert_eq!(race.ending, Some(Ending::Undecided));
+        assert_eq!(race.winner(), Some(0));
     }
 
     #[test]
