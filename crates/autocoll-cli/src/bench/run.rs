@@ -174,6 +174,12 @@ pub(crate) fn run_local(
         traced::start(&mut comm, trace)?;
         rank_main(&mut comm, plan, opts, stop, None, sink)
     });
+    every_rank_ok(outcomes)
+}
+
+/// The first failure of a local job's ranks, saying which rank.
+pub(crate) fn every_rank_ok(outcomes: Vec<autocoll::Result<()>>) -> anyhow::Result<()> {
+    let p = outcomes.len();
     for (rank, outcome) in outcomes.into_iter().enumerate() {
         outcome.with_context(|| format!("{p}-rank job, rank {rank}"))?;
     }

@@ -125,6 +125,14 @@ struct Partial {
     races: Vec<race::Saved>,
 }
 
+impl Partial {
+    /// Drops the saved race of `op` on `ranks` ranks at `bytes`, if any.
+    fn forget_race(&mut self, op: &str, ranks: usize, bytes: usize) {
+        self.races
+            .retain(|r| (r.op.as_str(), r.ranks, r.bytes) != (op, ranks, bytes));
+    }
+}
+
 /// What a rank must know to build its share of the sweep.
 struct Sweep {
     ops: Vec<(Collective, Vec<usize>, args::Chosen)>,
@@ -387,8 +395,7 @@ impl Saver {
         let mut doc = self.partial.lock().unwrap_or_else(|p| p.into_inner());
         self.bar.inc(batch.len() as u64);
         if let Some(first) = batch.first() {
-            doc.races
-                .retain(|r| (r.ranks, r.bytes, &r.op) != (first.ranks, first.bytes, &first.op));
+            doc.forget_race(&first.op, first.ranks, first.bytes);
         }
         doc.rows.extend(batch);
         self.save(&doc);
@@ -406,8 +413,7 @@ impl Saver {
             saved.impls.len(),
             saved.race.rounds
         ));
-        doc.races
-            .retain(|r| (r.ranks, r.bytes, &r.op) != (saved.ranks, saved.bytes, &saved.op));
+        doc.forget_race(&saved.op, saved.ranks, saved.bytes);
         doc.races.push(saved);
         self.save(&doc);
     }
@@ -449,14 +455,10 @@ fn race_local(
     rows: &(dyn Fn(Vec<Row>) + Sync),
     rounds: &(dyn Fn(race::Saved) + Sync),
 ) -> anyhow::Result<()> {
-    let outcomes = autocoll::local::run(p, |mut comm| {
+    bench::every_rank_ok(autocoll::local::run(p, |mut comm| {
         comm.set_timeout(timeout);
         race::run(&mut comm, setup, rows, rounds)
-    });
-    for (rank, outcome) in outcomes.into_iter().enumerate() {
-        outcome.with_context(|| format!("{p}-rank job, rank {rank}"))?;
-    }
-    Ok(())
+    }))
 }
 
 /// One rank of a tcp run: this job size's share of the sweep.

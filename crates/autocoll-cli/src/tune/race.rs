@@ -97,13 +97,16 @@ pub fn run(
         if !measure::agree(comm, !s.stop.load(Ordering::Relaxed))? {
             break;
         }
-        let from = s.saved.iter().find(|saved| saved.races(heat, ranks));
+        let from = s
+            .saved
+            .iter()
+            .find(|saved| saved.races(heat, ranks))
+            .map(|saved| saved.race.clone());
         let mut report = |race: &Race| {
             round(Saved::of(heat, ranks, race));
             !s.stop.load(Ordering::Relaxed)
         };
         let seed = k as u64 + 1;
-        let from = from.map(|saved| saved.race.clone());
         let raced = measure::race_points(
             comm,
             heat,

@@ -75,16 +75,6 @@ pub enum Objective {
     Mean,
 }
 
-impl Objective {
-    /// Its name in files, flags and `AUTOCOLL_OBJECTIVE`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Objective::Slowest => "slowest",
-            Objective::Mean => "mean",
-        }
-    }
-}
-
 impl std::str::FromStr for Objective {
     type Err = String;
 
