@@ -46,12 +46,17 @@ pub fn svg(op: Collective, rows: &[Row]) -> Result<String, String> {
     // One line per (implementation, method), plus the rank count when
     // several rank counts share the size axis.
     let mut lines: BTreeMap<(String, Method, usize), Vec<(f64, f64)>> = BTreeMap::new();
+    // Doubtful figures (drift, wide interval, crowded …) get a ring.
+    let mut flagged: Vec<(f64, f64)> = Vec::new();
     for r in rows.iter().filter(|r| r.median_s.is_finite()) {
         let (x, tag) = if by_ranks {
             (r.ranks as f64, 0)
         } else {
             (r.bytes.max(1) as f64, r.ranks)
         };
+        if !r.flags.is_empty() {
+            flagged.push((x, r.median_s * 1e6));
+        }
         lines
             .entry((r.imp.clone(), r.method, tag))
             .or_default()

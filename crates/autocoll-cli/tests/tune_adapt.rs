@@ -137,7 +137,7 @@ fn issue20_a_resumed_tune_goes_on_with_the_saved_race() {
 }
 
 #[test]
-fn tune_exhaustive_measures_every_candidate_without_a_race() {
+fn tune_exhaustive_measures_every_candidate_in_every_round() {
     let dir = tempdir("tune-exhaustive");
     let out = tune(&dir, &["--exhaustive"]);
     assert!(
@@ -149,9 +149,13 @@ fn tune_exhaustive_measures_every_candidate_without_a_race() {
     let doc: serde_json::Value = serde_json::from_str(&partial).unwrap();
     let rows = doc["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 16);
-    assert!(rows
-        .iter()
-        .all(|r| r["race"].is_null() && r["reps"].as_u64() >= Some(1)));
+    // Interleaved as a race is, but none dropped: every candidate ran
+    // every one of --max-reps rounds (ol-i keeps every repetition).
+    for r in rows {
+        assert_eq!(r["race"]["ending"], "exhausted", "{r}");
+        assert_eq!(r["race"]["live"], true, "{r}");
+        assert_eq!(r["reps"], 5, "{r}");
+    }
 }
 
 #[test]
@@ -477,4 +481,67 @@ fn tempdir(name: &str) -> std::path::PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Issue 20: where the ranks outnumber the cores, tune says so once and
+/// names the methods whose premise fails; every point still gets a winner
+/// measured with enough repetitions: by truth, flagged `crowded`, or where
+/// truth kept too few, by the fallback method, flagged `fallback`.
+#[test]
+fn issue20_tune_on_crowded_cores_still_measures_every_winner_and_flags_it() {
+    let dir = tempdir("tune-crowded");
+    let out = autocoll()
+        .env("AUTOCOLL_CORES", "2")
+        .args(["tune", "--op", "allreduce", "-n", "6", "--bytes", "1K,64K"])
+        .args(["--impl", "allreduce:ring,allreduce:recursive-doubling"])
+        .args(["--max-reps", "8", "--calls", "4", "--warmup", "2", "--out"])
+        .arg(dir.join("t.toml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let warning = "6 ranks on 2 cores of one machine";
+    assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
+    assert!(stderr.contains("truth assumes that the ranks enter each call together"));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("t.toml.partial.json")).unwrap())
+            .unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    let table = Table::load(&dir.join("t.toml")).expect("a tuning file");
+    for bytes in [1024, 65536] {
+        let winner = table.lookup(Collective::Allreduce, 6, bytes).unwrap();
+        let row = rows
+            .iter()
+            .find(|r| r["bytes"] == bytes && r["impl"] == winner.to_string().as_str())
+            .unwrap();
+        assert!(row["reps"].as_u64().unwrap() >= 3, "{row}");
+        let flags = row["flags"].as_array().unwrap();
+        match row["method"].as_str().unwrap() {
+            "truth" => assert!(flags.contains(&"crowded".into()), "{row}"),
+            "barrier" => {
+                assert!(flags.contains(&"fallback".into()), "{row}");
+                assert!(
+                    stderr.contains("racing them again with barrier"),
+                    "{stderr}"
+                );
+            }
+            other => panic!("measured with {other}: {row}"),
+        }
+    }
+}
+
+/// Issue 20: a bad AUTOCOLL_CORES is refused with what was wrong.
+#[test]
+fn issue20_a_bad_core_count_is_refused() {
+    let dir = tempdir("tune-bad-cores");
+    let out = autocoll()
+        .env("AUTOCOLL_CORES", "two")
+        .args(["tune", "--op", "bcast", "-n", "2", "--bytes", "1K"])
+        .args(["--impl", "bcast:flat", "--out"])
+        .arg(dir.join("t.toml"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("AUTOCOLL_CORES=`two`"), "{stderr}");
 }

@@ -251,3 +251,50 @@ fn truth_is_refused_without_a_shared_clock_and_names_the_hosts() {
         );
     }
 }
+
+/// Issue 20: methods measured together take turns round by round, so that
+/// drift hits all of them alike; each round holds one repetition of every
+/// method still measuring, and each method's repetitions are its column.
+#[test]
+fn issue20_methods_measured_together_take_turns_round_by_round() {
+    let _s = serial();
+    // rse 0 is never reached: every method runs to max_reps.
+    let opts = Options {
+        calls: 2,
+        warmup: 1,
+        min_reps: 3,
+        max_reps: 6,
+        rse: 0.0,
+    };
+    let p = point("bcast:flat", 1024);
+    let methods = [Method::Barrier, Method::SendLatency];
+    let run = run_job(2, |comm| {
+        measure::run_methods(comm, &p, &methods, &opts, 7).unwrap()
+    });
+    assert_eq!(run.rounds.len(), 6);
+    assert!(run.rounds.iter().flatten().all(Option::is_some));
+    for (i, (m, method)) in run.measurements.iter().zip(methods).enumerate() {
+        assert_eq!(m.method, method);
+        assert_eq!(m.reps, 6);
+        let column: Vec<f64> = run.rounds.iter().filter_map(|r| r[i]).collect();
+        assert_eq!(column, m.raw);
+    }
+    assert_eq!(run.paired_errors(1, 0).len(), 6);
+}
+
+/// Issue 20: errors pair only rounds where both methods kept a repetition.
+#[test]
+fn issue20_paired_errors_skip_rounds_either_method_lacks() {
+    let run = measure::Interleaved {
+        measurements: Vec::new(),
+        rounds: vec![
+            vec![Some(1.1), Some(1.0)],
+            vec![None, Some(1.0)],
+            vec![Some(2.0), Some(1.0)],
+            vec![Some(3.0), None],
+        ],
+    };
+    let errors = run.paired_errors(0, 1);
+    assert_eq!(errors.len(), 2);
+    assert!((errors[0] - 0.1).abs() < 1e-12 && (errors[1] - 1.0).abs() < 1e-12);
+}

@@ -35,6 +35,7 @@ pub(super) fn run_local(p: usize, setup: &Setup) -> Result<Vec<Trace>, Failure> 
     let outcomes = local::run(p, |mut comm| {
         comm.set_timeout(setup.timeout);
         start_trace(&mut comm, setup)?;
+        warn_if_crowded(&mut comm)?;
         let mut found = Vec::new();
         for seeded in setup.each_seed() {
             let trace =
@@ -65,6 +66,16 @@ fn start_trace(comm: &mut Communicator, setup: &Setup) -> anyhow::Result<()> {
     crate::traced::start(comm, setup.trace.as_deref()).context("--trace")
 }
 
+/// Rank 0 says once when the ranks outnumber a machine's cores: then every
+/// series' call times include waits for a core.
+fn warn_if_crowded(comm: &mut Communicator) -> anyhow::Result<()> {
+    let found = autocoll::measure::Machines::of(comm).context("finding the machines")?;
+    if let (0, Some(text)) = (comm.rank(), found.warning(&[])) {
+        eprintln!("autocoll: {text}: every call's time includes waits for a core");
+    }
+    Ok(())
+}
+
 /// Rank 0 reports one trace line per seed.
 pub(super) fn run_tcp(p: usize, a: &Args) -> Result<Vec<Trace>, Failure> {
     let (lines, report) = launch::collector();
@@ -90,6 +101,7 @@ pub(super) fn run_tcp(p: usize, a: &Args) -> Result<Vec<Trace>, Failure> {
 pub(super) fn as_rank(setup: &Setup) -> Result<ExitCode, Failure> {
     let mut comm = crate::launch::join(setup.timeout)?;
     start_trace(&mut comm, setup).map_err(Failure::Run)?;
+    warn_if_crowded(&mut comm).map_err(Failure::Run)?;
     for seeded in setup.each_seed() {
         if let Some(trace) = rank_main(&mut comm, &seeded).map_err(Failure::Run)? {
             let json = serde_json::to_string(&trace).expect("JSON of plain data");

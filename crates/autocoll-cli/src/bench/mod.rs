@@ -37,7 +37,7 @@ pub(crate) use rows::Row;
 use rows::{table_header, table_line, write_outputs};
 use run::{as_rank, run_mpi};
 pub(crate) use run::{
-    every_rank_ok, install_ctrl_c, progress, rank_main, run_local, run_tcp, say, Report, Sink,
+    every_rank_ok, install_ctrl_c, machines, note, progress, run_local, run_tcp, say, Report, Sink,
 };
 
 mod plan;

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use autocoll::measure::{Measurement, Method};
+use autocoll::measure::{Flag, Measurement, Method};
 use autocoll::select::format_bytes;
 use autocoll::Collective;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -49,6 +49,10 @@ pub struct Row {
     pub ci95_hi_s: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_vs_truth: Option<f64>,
+    /// The 95% interval of `error_vs_truth` when it is the median of errors
+    /// paired repetition by repetition (methods measured interleaved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_ci95: Option<[f64; 2]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ol_i_s: Option<Vec<f64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -57,6 +61,9 @@ pub struct Row {
     /// `tune`'s race: whether the candidate was still in at its end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub race: Option<crate::tune::race::Mark>,
+    /// Why the figures are doubtful, if they are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<Flag>,
 }
 
 impl Row {
@@ -79,17 +86,33 @@ impl Row {
             ci95_lo_s: s.ci95_lo,
             ci95_hi_s: s.ci95_hi,
             error_vs_truth: None,
+            error_ci95: None,
             ol_i_s: m.ol_i,
             window_s: m.window,
             raw_s: m.raw,
             race: None,
+            flags: m.flags,
         }
+    }
+
+    /// Adds `flag` once.
+    pub(crate) fn flag(&mut self, flag: Flag) {
+        if !self.flags.contains(&flag) {
+            self.flags.push(flag);
+            self.flags.sort();
+        }
+    }
+
+    /// The flags as one word: `drift+wide`, empty when clean.
+    pub(crate) fn flag_text(&self) -> String {
+        let names: Vec<&str> = self.flags.iter().map(|f| f.name()).collect();
+        names.join("+")
     }
 }
 
 pub(super) fn table_header() -> String {
     format!(
-        "{:<34} {:>5} {:>8} {:<12} {:>11} {:>11} {:>23} {:>5} {:>6} {:>8}",
+        "{:<34} {:>5} {:>8} {:<12} {:>11} {:>11} {:>23} {:>5} {:>6} {:>24}  {}",
         "impl",
         "ranks",
         "bytes",
@@ -99,18 +122,21 @@ pub(super) fn table_header() -> String {
         "95% CI of median µs",
         "reps",
         "disc",
-        "vs truth"
+        "vs truth",
+        "flags"
     )
 }
 
 pub(super) fn table_line(r: &Row) -> String {
     let us = |s: f64| format!("{:.2}", s * 1e6);
-    let err = r
-        .error_vs_truth
-        .map(|e| format!("{:+.1}%", e * 100.0))
-        .unwrap_or_default();
-    format!(
-        "{:<34} {:>5} {:>8} {:<12} {:>11} {:>11} {:>23} {:>5} {:>6} {:>8}",
+    let pct = |e: f64| format!("{:+.1}%", e * 100.0);
+    let err = match (r.error_vs_truth, r.error_ci95) {
+        (Some(e), Some([lo, hi])) => format!("{} [{}, {}]", pct(e), pct(lo), pct(hi)),
+        (Some(e), None) => pct(e),
+        _ => String::new(),
+    };
+    let line = format!(
+        "{:<34} {:>5} {:>8} {:<12} {:>11} {:>11} {:>23} {:>5} {:>6} {:>24}  {}",
         r.imp,
         r.ranks,
         format_bytes(r.bytes),
@@ -120,8 +146,10 @@ pub(super) fn table_line(r: &Row) -> String {
         format!("{} .. {}", us(r.ci95_lo_s), us(r.ci95_hi_s)),
         r.reps,
         r.discarded,
-        err
-    )
+        err,
+        r.flag_text()
+    );
+    line.trim_end().to_string()
 }
 
 pub(super) fn write_outputs(
@@ -157,7 +185,7 @@ pub(super) fn write_outputs(
 
 fn csv(rows: &[Row]) -> String {
     let mut out = String::from(
-        "op,impl,ranks,bytes,root,method,reps,discarded,mean_s,median_s,min_s,max_s,stddev_s,ci95_lo_s,ci95_hi_s,error_vs_truth\n",
+        "op,impl,ranks,bytes,root,method,reps,discarded,mean_s,median_s,min_s,max_s,stddev_s,ci95_lo_s,ci95_hi_s,error_vs_truth,error_ci95_lo,error_ci95_hi,flags\n",
     );
     let num = |x: f64| {
         if x.is_finite() {
@@ -184,6 +212,9 @@ fn csv(rows: &[Row]) -> String {
             num(r.ci95_lo_s),
             num(r.ci95_hi_s),
             r.error_vs_truth.map(num).unwrap_or_default(),
+            r.error_ci95.map(|[lo, _]| num(lo)).unwrap_or_default(),
+            r.error_ci95.map(|[_, hi]| num(hi)).unwrap_or_default(),
+            r.flag_text(),
         ];
         out.push_str(&fields.join(","));
         out.push('\n');

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use autocoll::check::Native;
-use autocoll::measure::{self, Measurement, Method, Options};
+use autocoll::measure::{self, Flag, Machines, Measurement, Method, Options, Summary};
 use autocoll::{local, Communicator};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
@@ -41,6 +41,8 @@ pub(crate) enum Report {
     Rows(Vec<Row>),
     /// A round of `tune`'s race.
     Race(crate::tune::race::Saved),
+    /// Something the user should read (a warning).
+    Note(String),
 }
 
 /// Where rows go: the table, the progress bar and the results.
@@ -65,6 +67,7 @@ pub(crate) fn run_tcp(
                 }
             }
             Ok(Report::Hosts(list)) => *hosts.lock().unwrap_or_else(|e| e.into_inner()) = list,
+            Ok(Report::Note(text)) => eprintln!("autocoll: {text}"),
             Err(e) => eprintln!("autocoll: unreadable report from rank 0: {e}"),
         },
     );
@@ -189,7 +192,9 @@ pub(crate) fn every_rank_ok(outcomes: Vec<autocoll::Result<()>>) -> anyhow::Resu
 /// What every rank runs: each planned point with each of its methods.
 /// Before each point rank 0 tells every rank whether to go on, so that an
 /// interrupt stops all ranks at the same point. `library` runs the
-/// baseline's points (a plan has them only under mpi).
+/// baseline's points (a plan has them only under mpi). Rank 0 first says
+/// when the machines break a method's premise, and such rows are flagged
+/// `crowded`.
 pub(crate) fn rank_main(
     comm: &mut Communicator,
     plan: &[Planned],
@@ -198,45 +203,170 @@ pub(crate) fn rank_main(
     library: Option<&dyn Native>,
     sink: &(dyn Fn(Vec<Row>) + Sync),
 ) -> autocoll::Result<()> {
-    for planned in plan {
+    let mut methods: Vec<Method> = plan.iter().flat_map(|p| p.methods.clone()).collect();
+    methods.sort();
+    methods.dedup();
+    let machines = machines(comm, &methods, false)?;
+    for (k, planned) in plan.iter().enumerate() {
         let go = !stop.load(Ordering::Relaxed);
         if !measure::agree(comm, go)? {
             break;
         }
-        let mut found = Vec::new();
-        for &m in &planned.methods {
-            let result = match (&planned.subject, library) {
-                (Subject::Ours(point), _) => measure::run_point(comm, point, m, opts)?,
-                (Subject::Library(point, _), Some(lib)) => {
-                    measure::run_baseline(comm, lib, point, m, opts)?
-                }
-                (Subject::Library(_, id), None) => {
-                    return Err(autocoll::Error::Config(format!(
-                        "{id}: the MPI library's collective runs only under --transport mpi"
-                    )))
-                }
-            };
-            found.extend(result);
+        let subject = &planned.subject;
+        let mut found = match &planned.methods[..] {
+            [method] => measure_one(comm, subject, *method, opts, library)?
+                .map(Found::alone)
+                .into_iter()
+                .collect(),
+            methods => {
+                let seed = k as u64 + 1;
+                measure_many(comm, subject, methods, opts, library, seed)?
+                    .map(Found::paired)
+                    .unwrap_or_default()
+            }
+        };
+        for f in &mut found {
+            if !machines.holds(f.m.method) {
+                f.m.flags.push(Flag::Crowded);
+            }
         }
         if comm.rank() == 0 {
-            sink(rows_of(&planned.subject, comm.size(), found));
+            sink(rows_of(subject, comm.size(), found));
         }
     }
     Ok(())
 }
 
-/// Rows of one point, with each method's error against the truth if run.
-fn rows_of(point: &Subject, ranks: usize, found: Vec<Measurement>) -> Vec<Row> {
-    let truth = found.iter().find(|m| m.method == Method::Truth).cloned();
+/// A method's measurement at a point, with its error against `truth`
+/// measured alongside, repetition by repetition.
+struct Found {
+    m: Measurement,
+    /// Relative errors against `truth`, one per round both kept.
+    errors: Vec<f64>,
+}
+
+impl Found {
+    fn alone(m: Measurement) -> Found {
+        Found {
+            m,
+            errors: Vec::new(),
+        }
+    }
+
+    /// Every method of an interleaved run, each with its paired errors.
+    fn paired(run: measure::Interleaved) -> Vec<Found> {
+        let truth = run
+            .measurements
+            .iter()
+            .position(|m| m.method == Method::Truth);
+        (0..run.measurements.len())
+            .map(|i| Found {
+                m: run.measurements[i].clone(),
+                errors: match truth {
+                    Some(t) if t != i => run.paired_errors(i, t),
+                    _ => Vec::new(),
+                },
+            })
+            .collect()
+    }
+}
+
+/// Several methods at one point, interleaved.
+fn measure_many(
+    comm: &mut Communicator,
+    subject: &Subject,
+    methods: &[Method],
+    opts: &Options,
+    library: Option<&dyn Native>,
+    seed: u64,
+) -> autocoll::Result<Option<measure::Interleaved>> {
+    match (subject, library) {
+        (Subject::Ours(point), _) => measure::run_methods(comm, point, methods, opts, seed),
+        (Subject::Library(point, _), Some(lib)) => {
+            measure::run_baseline_methods(comm, lib, point, methods, opts, seed)
+        }
+        (Subject::Library(_, id), None) => Err(library_only(id)),
+    }
+}
+
+/// One method at one point.
+fn measure_one(
+    comm: &mut Communicator,
+    subject: &Subject,
+    method: Method,
+    opts: &Options,
+    library: Option<&dyn Native>,
+) -> autocoll::Result<Option<Measurement>> {
+    match (subject, library) {
+        (Subject::Ours(point), _) => measure::run_point(comm, point, method, opts),
+        (Subject::Library(point, _), Some(lib)) => {
+            measure::run_baseline(comm, lib, point, method, opts)
+        }
+        (Subject::Library(_, id), None) => Err(library_only(id)),
+    }
+}
+
+fn library_only(id: &str) -> autocoll::Error {
+    autocoll::Error::Config(format!(
+        "{id}: the MPI library's collective runs only under --transport mpi"
+    ))
+}
+
+/// The job's machines (every rank calls it). Rank 0 says once when they
+/// break the premise of one of `methods`, and with `fallback` what it
+/// does about it.
+pub(crate) fn machines(
+    comm: &mut Communicator,
+    methods: &[Method],
+    fallback: bool,
+) -> autocoll::Result<Machines> {
+    let found = Machines::of(comm)?;
+    if comm.rank() == 0 {
+        if let Some(text) = found.warning(methods) {
+            note(&text);
+            if fallback && !found.failing(methods).is_empty() {
+                note(&format!(
+                    "where it keeps too few repetitions, the point is measured with {} instead",
+                    found.fallback(methods[0])
+                ));
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Tells the user `text`: on stderr, or through the launching process
+/// when this is a rank of a tcp run.
+pub(crate) fn note(text: &str) {
+    if launch::is_rank() {
+        say(&Report::Note(text.to_string()));
+    } else {
+        eprintln!("autocoll: {text}");
+    }
+}
+
+/// Rows of one point, with each method's error against the truth if run:
+/// the median of the errors paired round by round, with its 95% interval,
+/// or else the error of the two medians.
+fn rows_of(point: &Subject, ranks: usize, found: Vec<Found>) -> Vec<Row> {
+    let truth = found
+        .iter()
+        .find(|f| f.m.method == Method::Truth)
+        .map(|f| f.m.clone());
     found
         .into_iter()
-        .map(|m| {
+        .map(|f| {
+            let pairs = Summary::of(&f.errors);
             let err = match &truth {
-                Some(t) if m.method != Method::Truth => Some(m.error_vs(t)),
+                Some(_) if !f.errors.is_empty() => Some(pairs.median),
+                Some(t) if f.m.method != Method::Truth => Some(f.m.error_vs(t)),
                 _ => None,
             };
-            let mut row = Row::new(point, ranks, m);
+            let mut row = Row::new(point, ranks, f.m);
             row.error_vs_truth = err.filter(|e| e.is_finite());
+            if !f.errors.is_empty() {
+                row.error_ci95 = Some([pairs.ci95_lo, pairs.ci95_hi]);
+            }
             row
         })
         .collect()

@@ -298,10 +298,12 @@ mod tests {
             ci95_lo_s: median_s,
             ci95_hi_s: median_s,
             error_vs_truth: None,
+            error_ci95: None,
             ol_i_s: None,
             window_s: None,
             raw_s: vec![median_s],
             race: None,
+            flags: Vec::new(),
         }
     }
 

@@ -2,13 +2,14 @@
 //! with `bench`'s machinery, keep the fastest per point, and write a tuning
 //! file (and Open MPI / MPICH exports, and the paper's Figures 3–6).
 //!
-//! By default each point's candidates race ([`race`]): measured together
-//! in rounds, the clearly slower dropped early; `--exhaustive` measures
-//! every candidate to the stopping rule instead. Every finished point, and
+//! Each point's candidates are measured together in rounds, in a fresh
+//! random order each round ([`race`]): by default a race, the clearly
+//! slower dropped early; `--exhaustive` runs every candidate every round. Every finished point, and
 //! the unfinished race of the point under way, is saved (atomically) to
 //! `<out>.partial.json`, so `--resume` continues an interrupted sweep where
 //! it stopped.
 
+pub(crate) mod judge;
 pub(crate) mod race;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -104,14 +105,22 @@ pub struct Args {
     /// Continue from the partial results of an interrupted sweep.
     #[arg(long)]
     resume: bool,
-    /// Measure every candidate to the stopping rule (--rse, --min-reps,
-    /// --max-reps) instead of racing them.
+    /// Measure every candidate in every round, --max-reps rounds, instead
+    /// of racing them (still interleaved, in a fresh random order each
+    /// round).
     #[arg(long)]
     exhaustive: bool,
     /// Racing: candidates whose times differ by less than this share of the
     /// best's are not told apart (the race ends there).
     #[arg(long, default_value_t = 0.02)]
     tolerance: f64,
+    /// Judge this sweep's winners by another sweep's progress file (e.g.
+    /// an --exhaustive one's `<out>.partial.json`): per point the same
+    /// winner, one within --tolerance, one that sweep could not tell
+    /// apart, or a slower one; and the two sweeps' measuring times. With
+    /// --resume and every point done, it judges without measuring.
+    #[arg(long)]
+    against: Option<PathBuf>,
 }
 
 /// The partial results, saved after every point and every round of a
@@ -123,6 +132,9 @@ struct Partial {
     /// Unfinished races (at most the one under way).
     #[serde(default)]
     races: Vec<race::Saved>,
+    /// Seconds spent measuring, by this sweep and those it resumed.
+    #[serde(default)]
+    elapsed_s: f64,
 }
 
 impl Partial {
@@ -241,12 +253,8 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         }
         let timeout = Duration::from_secs(a.timeout);
         let method = sweep.method.unwrap_or(Method::Truth);
-        outcome = match (a.transport, rule) {
-            (Transport::Local, None) => {
-                let plan = sweep.plan(p, method);
-                bench::run_local(p, &plan, &opts, timeout, None, &stop, &*sink)
-            }
-            (Transport::Local, Some(rule)) => {
+        outcome = match a.transport {
+            Transport::Local => {
                 let heats = sweep.heats(p, method);
                 let setup = race::Setup {
                     heats: &heats,
@@ -258,18 +266,18 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
                 };
                 race_local(p, &setup, timeout, &*sink, &*rounds)
             }
-            (Transport::Tcp, _) => {
+            Transport::Tcp => {
                 let hosts = Arc::new(Mutex::new(Vec::new()));
                 let races = Some(rounds.clone());
                 bench::run_tcp(p, &a.placement, a.timeout, sink.clone(), races, hosts)
             }
-            (Transport::Mpi, _) => unreachable!("refused by refuse_mpi"),
+            Transport::Mpi => unreachable!("refused by refuse_mpi"),
         };
         if outcome.is_err() {
             break;
         }
     }
-    let rows = saver.take_rows();
+    let (rows, elapsed) = saver.take_rows();
     bar.finish_and_clear();
     outcome.map_err(Failure::Run)?;
     if stop.load(Ordering::Relaxed) {
@@ -281,6 +289,21 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::from(130));
     }
     write_outputs(&a, &rows)?;
+    if let Some(path) = &a.against {
+        let other = load_partial(path)?;
+        if other.rows.is_empty() {
+            return Err(Failure::Usage(format!(
+                "--against {}: no results to judge by",
+                path.display()
+            )));
+        }
+        let verdict = judge::Verdict {
+            points: judge::judge(&rows, &other.rows, a.tolerance),
+            tolerance: a.tolerance,
+            seconds: (elapsed, other.elapsed_s),
+        };
+        say!("{verdict}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -378,15 +401,21 @@ struct Saver {
     partial: Arc<Mutex<Partial>>,
     path: PathBuf,
     bar: indicatif::ProgressBar,
+    /// When this invocation began, and the seconds of those it resumes.
+    start: std::time::Instant,
+    before: f64,
 }
 
 impl Saver {
     fn new(mut old: Partial, path: PathBuf, bar: indicatif::ProgressBar) -> Saver {
         old.schema = PARTIAL_SCHEMA.into();
+        let before = old.elapsed_s;
         Saver {
             partial: Arc::new(Mutex::new(old)),
             path,
             bar,
+            start: std::time::Instant::now(),
+            before,
         }
     }
 
@@ -398,7 +427,7 @@ impl Saver {
             doc.forget_race(&first.op, first.ranks, first.bytes);
         }
         doc.rows.extend(batch);
-        self.save(&doc);
+        self.save(&mut doc);
     }
 
     /// A round of a race: it replaces the point's earlier rounds.
@@ -415,10 +444,11 @@ impl Saver {
         ));
         doc.forget_race(&saved.op, saved.ranks, saved.bytes);
         doc.races.push(saved);
-        self.save(&doc);
+        self.save(&mut doc);
     }
 
-    fn save(&self, doc: &Partial) {
+    fn save(&self, doc: &mut Partial) {
+        doc.elapsed_s = self.before + self.start.elapsed().as_secs_f64();
         let text = serde_json::to_vec(doc).expect("JSON of plain data");
         if let Err(e) = autocoll::files::write_atomic(&self.path, &text) {
             self.bar
@@ -426,25 +456,28 @@ impl Saver {
         }
     }
 
-    fn take_rows(&self) -> Vec<Row> {
+    /// The rows, and the seconds spent measuring them (as last saved).
+    fn take_rows(&self) -> (Vec<Row>, f64) {
         let mut doc = self.partial.lock().unwrap_or_else(|p| p.into_inner());
-        std::mem::take(&mut doc.rows)
+        (std::mem::take(&mut doc.rows), doc.elapsed_s)
     }
 }
 
-/// The racing rule the flags give, or `None` under `--exhaustive`.
-fn rule_of(a: &Args, opts: &Options) -> Result<Option<RaceRule>, Failure> {
+/// The rule the flags give: a race, or under `--exhaustive` every
+/// candidate every round.
+fn rule_of(a: &Args, opts: &Options) -> Result<RaceRule, Failure> {
     if !(0.0..1.0).contains(&a.tolerance) {
         return Err(Failure::Usage(format!(
             "--tolerance {} must lie in [0, 1): a share of the best's time",
             a.tolerance
         )));
     }
-    Ok((!a.exhaustive).then(|| RaceRule {
+    Ok(RaceRule {
         tolerance: a.tolerance,
         max_reps: opts.max_reps.max(RaceRule::default().min_reps),
+        eliminate: !a.exhaustive,
         ..RaceRule::default()
-    }))
+    })
 }
 
 /// Races on `p` threads.
@@ -475,26 +508,19 @@ fn as_rank(
         Method::OlI
     });
     let sink = |rows: Vec<Row>| bench::say(&bench::Report::Rows(rows));
-    let outcome = match rule_of(a, opts)? {
-        None => {
-            let plan = sweep.plan(comm.size(), method);
-            bench::rank_main(&mut comm, &plan, opts, stop, None, &sink)
-        }
-        Some(rule) => {
-            let heats = sweep.heats(comm.size(), method);
-            let setup = race::Setup {
-                heats: &heats,
-                method,
-                opts: *opts,
-                rule,
-                saved: &sweep.saved,
-                stop,
-            };
-            let round = |saved| bench::say(&bench::Report::Race(saved));
-            race::run(&mut comm, &setup, &sink, &round)
-        }
+    let heats = sweep.heats(comm.size(), method);
+    let setup = race::Setup {
+        heats: &heats,
+        method,
+        opts: *opts,
+        rule: rule_of(a, opts)?,
+        saved: &sweep.saved,
+        stop,
     };
-    outcome.context("running the sweep").map_err(Failure::Run)?;
+    let round = |saved| bench::say(&bench::Report::Race(saved));
+    race::run(&mut comm, &setup, &sink, &round)
+        .context("running the sweep")
+        .map_err(Failure::Run)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -607,6 +633,15 @@ fn write_outputs(a: &Args, rows: &[Row]) -> Result<(), Failure> {
     );
     write(&a.out, table.to_toml(&comment).as_bytes(), "--out")?;
     say!("{}", summary(&table));
+    for ((op, ranks, bytes), r) in winners(rows).iter().filter(|(_, r)| !r.flags.is_empty()) {
+        say!(
+            "flagged: {op} on {ranks} ranks at {}: {} ({}, {})",
+            autocoll::select::format_bytes(*bytes),
+            r.imp,
+            r.method,
+            r.flag_text()
+        );
+    }
     if let Some(path) = &a.export_ompi {
         write(
             path,

@@ -7,11 +7,12 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use autocoll::measure::race::{Ending, Race, Rule};
-use autocoll::measure::{self, Method, Options, Point};
+use autocoll::measure::{self, machines, Flag, Method, Options, Point};
+use autocoll::select::format_bytes;
 use autocoll::Communicator;
 use serde::{Deserialize, Serialize};
 
-use crate::bench::{Row, Subject};
+use crate::bench::{self, Row, Subject};
 
 /// One point's race as the partial file keeps it: what it races and how
 /// far it got.
@@ -25,25 +26,30 @@ pub struct Saved {
     pub bytes: usize,
     /// The candidates, in the race's order.
     pub impls: Vec<String>,
+    /// The method that times them (absent in files of earlier versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<Method>,
     /// The race so far.
     pub race: Race,
 }
 
 impl Saved {
-    /// The saved state of `heat` on `ranks` ranks.
-    pub fn of(heat: &[Point], ranks: usize, race: &Race) -> Saved {
+    /// The saved state of `heat` on `ranks` ranks, timed by `method`.
+    pub fn of(heat: &[Point], ranks: usize, method: Method, race: &Race) -> Saved {
         Saved {
             op: heat[0].imp.op.to_string(),
             ranks,
             bytes: heat[0].bytes,
             impls: heat.iter().map(|p| p.imp.to_string()).collect(),
+            method: Some(method),
             race: race.clone(),
         }
     }
 
-    /// Whether it is the race of `heat` on `ranks` ranks.
-    fn races(&self, heat: &[Point], ranks: usize) -> bool {
-        self.ranks == ranks
+    /// Whether it is the race of `heat` on `ranks` ranks timed by `method`.
+    fn races(&self, heat: &[Point], ranks: usize, method: Method) -> bool {
+        self.method.is_none_or(|m| m == method)
+            && self.ranks == ranks
             && self.bytes == heat[0].bytes
             && self.impls.len() == heat.len()
             && self
@@ -85,43 +91,85 @@ pub struct Setup<'a> {
 /// Runs every race; rank 0 hands each point's rows to `rows`, the leader
 /// each round's race to `round`. An interrupted race (the stop flag, seen
 /// by the leader between rounds) gives no rows: its last round's report
-/// is what resumes it.
+/// is what resumes it. A point whose race ended unmeasured (the method
+/// kept too few repetitions of a candidate: `truth` on crowded cores) is
+/// raced again with the machines' fallback ([`autocoll::measure::Machines::fallback`]), its
+/// rows flagged `fallback`.
 pub fn run(
     comm: &mut Communicator,
     s: &Setup,
     rows: &(dyn Fn(Vec<Row>) + Sync),
     round: &(dyn Fn(Saved) + Sync),
 ) -> autocoll::Result<()> {
-    let ranks = comm.size();
+    let found = bench::machines(comm, &[s.method], true)?;
     for (k, heat) in s.heats.iter().enumerate() {
         if !measure::agree(comm, !s.stop.load(Ordering::Relaxed))? {
             break;
         }
-        let from = s
-            .saved
-            .iter()
-            .find(|saved| saved.races(heat, ranks))
-            .map(|saved| saved.race.clone());
-        let mut report = |race: &Race| {
-            round(Saved::of(heat, ranks, race));
-            !s.stop.load(Ordering::Relaxed)
-        };
-        let seed = k as u64 + 1;
-        let raced = measure::race_points(
-            comm,
-            heat,
-            s.method,
-            &s.opts,
-            &s.rule,
-            from,
-            seed,
-            &mut report,
-        )?;
+        let mut method = s.method;
+        let mut raced = race_one(comm, s, heat, method, k as u64 + 1, round)?;
+        let short = raced
+            .as_ref()
+            .is_some_and(|r| r.race.ending == Some(Ending::Unmeasured));
+        if measure::agree(comm, short)? {
+            method = found.fallback(s.method);
+            if comm.rank() == 0 {
+                bench::note(&format!(
+                    "{} on {} ranks, {}: {} kept too few repetitions of some candidates; \
+                     racing them again with {method} ({})",
+                    heat[0].imp.op,
+                    comm.size(),
+                    format_bytes(heat[0].bytes),
+                    s.method,
+                    machines::bias(method)
+                ));
+            }
+            raced = race_one(comm, s, heat, method, k as u64 + 1, round)?;
+        }
         if let Some(raced) = raced.filter(|r| r.race.ending.is_some()) {
-            rows(rows_of(heat, ranks, raced));
+            let mut out = rows_of(heat, comm.size(), raced);
+            for r in &mut out {
+                if method != s.method {
+                    r.flag(Flag::Fallback);
+                } else if !found.holds(method) {
+                    r.flag(Flag::Crowded);
+                }
+            }
+            rows(out);
         }
     }
     Ok(())
+}
+
+/// One point's race with `method`, going on with its saved race if any.
+fn race_one(
+    comm: &mut Communicator,
+    s: &Setup,
+    heat: &[Point],
+    method: Method,
+    seed: u64,
+    round: &(dyn Fn(Saved) + Sync),
+) -> autocoll::Result<Option<measure::Raced>> {
+    let ranks = comm.size();
+    let from = s
+        .saved
+        .iter()
+        .find(|saved| saved.races(heat, ranks, method))
+        .map(|saved| saved.race.clone());
+    let mut report = |race: &Race| {
+        round(Saved::of(heat, ranks, method, race));
+        !s.stop.load(Ordering::Relaxed)
+    };
+    measure::race_points(
+        comm,
+        heat,
+        method,
+        &s.opts,
+        &s.rule,
+        from,
+        seed,
+        &mut report,
+    )
 }
 
 /// Every candidate's row, marked.

@@ -208,3 +208,16 @@ pub(crate) fn times_gather() -> Implementation {
         seg: None,
     }
 }
+
+/// Every rank's `words`, in rank order, on every rank: the harness's own
+/// exchange, outside any selector or balancer.
+pub(crate) fn allgather_words(comm: &mut Communicator, words: &[u64]) -> Result<Vec<u64>> {
+    let imp = Implementation {
+        op: Collective::Allgather,
+        algorithm: Algorithm::Ring,
+        seg: None,
+    };
+    let mut all = vec![0u64; words.len() * comm.size()];
+    comm.unbalanced(|c| c.allgather_with(&imp, words, &mut all))?;
+    Ok(all)
+}

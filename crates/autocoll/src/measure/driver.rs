@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use super::call::{control_bcast, separating_barrier, Caller, Target};
 use super::race::{Race, Rule};
-use super::{classic, ol_i, stats, truth, Baseline, Measurement, Method, Options, Point, Summary};
+use super::{
+    classic, ol_i, stats, truth, Baseline, Flag, Measurement, Method, Options, Point, Summary,
+};
 use crate::check::Native;
 use crate::clock::now_ns;
 use crate::comm::Communicator;
@@ -63,6 +65,18 @@ pub(crate) struct Job {
     pub calls: usize,
 }
 
+impl Job {
+    /// The job of calls of `op` from `root`: the root leads a rooted
+    /// collective, rank 0 the others.
+    fn of(op: Collective, root: usize, opts: &Options) -> Job {
+        Job {
+            leader: if op.rooted() { root } else { 0 },
+            root,
+            calls: opts.calls.max(1),
+        }
+    }
+}
+
 /// Measures `point` with `method`; every rank calls it with the same
 /// arguments. Returns the measurement at rank 0 and `None` elsewhere.
 pub fn run_point(
@@ -101,28 +115,151 @@ fn run(
     let size = comm.size();
     let op = target.op();
     check(comm, op, root, method)?;
-    let job = Job {
-        leader: if op.rooted() { root } else { 0 },
-        root,
-        calls: opts.calls.max(1),
-    };
+    let job = Job::of(op, root, opts);
     let mut caller = Caller::new(target, bytes, size);
     let mut one = Contender::new(comm, &mut caller, &job, opts)?;
     loop {
         let mut stop = false;
         if one.rep(comm, &mut caller, method, &job)?.is_some() {
-            let acc = &one.acc;
-            let enough = acc.raw.len() >= opts.min_reps.max(1) && stats::rse(&acc.raw) < opts.rse;
-            stop = enough
-                || acc.attempts >= max_attempts(method, opts)
-                || acc.raw.len() >= opts.max_reps;
+            stop = one.acc.done(method, opts);
         }
         if share_flag(comm, job.leader, stop)? {
             break;
         }
     }
-    let mine = (comm.rank() == job.leader).then(|| one.finish(method));
+    let mine = (comm.rank() == job.leader).then(|| one.finish(method, opts.min_reps));
     deliver(comm, job.leader, mine)
+}
+
+/// Measures `point` with every one of `methods` at once: one warm-up
+/// each, then rounds in which every method runs one repetition, in a
+/// fresh random order each round, so that a machine that turns noisy
+/// partway hits all of them alike. The rounds go on until every method
+/// has met the stopping rule of [`run_point`] (the first done keep
+/// running, so that every round pairs them all). Every rank calls it with the same arguments and `seed`;
+/// rank 0 gets each method's measurement and, per round, its repetition
+/// (`None` where it ran none or kept none), for comparing methods pair by
+/// pair.
+pub fn run_methods(
+    comm: &mut Communicator,
+    point: &Point,
+    methods: &[Method],
+    opts: &Options,
+    seed: u64,
+) -> Result<Option<Interleaved>> {
+    let target = Target::Ours(point.imp.clone());
+    interleave(comm, target, point.bytes, point.root, methods, opts, seed)
+}
+
+/// [`run_methods`] for the library's own collective ([`run_baseline`]).
+pub fn run_baseline_methods(
+    comm: &mut Communicator,
+    library: &dyn Native,
+    point: &Baseline,
+    methods: &[Method],
+    opts: &Options,
+    seed: u64,
+) -> Result<Option<Interleaved>> {
+    let target = Target::Library(point.op, library);
+    interleave(comm, target, point.bytes, point.root, methods, opts, seed)
+}
+
+/// Several methods' measurements of one point, taken round by round.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Interleaved {
+    /// One per method, in the order asked.
+    pub measurements: Vec<Measurement>,
+    /// Per round, every method's repetition (seconds per call), `None`
+    /// where it ran none or kept none.
+    pub rounds: Vec<Vec<Option<f64>>>,
+}
+
+impl Interleaved {
+    /// Relative errors of method `i` against method `reference`, one per
+    /// round in which both kept a repetition: +0.10 is 10% too slow.
+    pub fn paired_errors(&self, i: usize, reference: usize) -> Vec<f64> {
+        self.rounds
+            .iter()
+            .filter_map(|r| match (r.get(i)?, r.get(reference)?) {
+                (Some(x), Some(t)) if *t > 0.0 => Some((x - t) / t),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn interleave(
+    comm: &mut Communicator,
+    target: Target,
+    bytes: usize,
+    root: usize,
+    methods: &[Method],
+    opts: &Options,
+    seed: u64,
+) -> Result<Option<Interleaved>> {
+    let op = target.op();
+    for &m in methods {
+        check(comm, op, root, m)?;
+    }
+    let job = Job::of(op, root, opts);
+    let n = methods.len();
+    let leader = comm.rank() == job.leader;
+    let mut caller = Caller::new(target, bytes, comm.size());
+    let mut all = Vec::with_capacity(n);
+    for _ in 0..n {
+        all.push(Contender::new(comm, &mut caller, &job, opts)?);
+    }
+    let mut rng = Rng::new(seed);
+    let mut rounds: Vec<Vec<Option<f64>>> = Vec::new();
+    loop {
+        // Every method runs in every round until the last is done, so that
+        // every round pairs them all.
+        let going = leader && (0..n).any(|i| !all[i].acc.done(methods[i], opts));
+        let next = if going { (0..n).collect() } else { Vec::new() };
+        let order = round_order(comm, job.leader, next, &mut rng, n)?;
+        if order.is_empty() {
+            break;
+        }
+        let mut round = vec![None; n];
+        for i in order {
+            if let Some(value) = all[i].rep(comm, &mut caller, methods[i], &job)? {
+                round[i] = value;
+            }
+        }
+        rounds.push(round);
+    }
+    let mine = leader.then(|| Interleaved {
+        measurements: all
+            .into_iter()
+            .zip(methods)
+            .map(|(c, &m)| c.finish(m, opts.min_reps))
+            .collect(),
+        rounds,
+    });
+    deliver(comm, job.leader, mine)
+}
+
+/// The order of a round: the leader's `next` (of `n`), shuffled, on every
+/// rank; empty when the leader has nothing left to run.
+fn round_order(
+    comm: &mut Communicator,
+    leader: usize,
+    mut next: Vec<usize>,
+    rng: &mut Rng,
+    n: usize,
+) -> Result<Vec<usize>> {
+    rng.shuffle(&mut next);
+    let mut words = vec![0u64; n + 1];
+    words[0] = next.len() as u64;
+    for (w, &i) in words[1..].iter_mut().zip(&next) {
+        *w = i as u64;
+    }
+    share(comm, leader, &mut words)?;
+    let count = (words[0] as usize).min(n);
+    Ok(words[1..=count]
+        .iter()
+        .map(|&w| (w as usize).min(n - 1))
+        .collect())
 }
 
 /// Repetitions a method may attempt for `max_reps` kept ones.
@@ -183,8 +320,9 @@ impl Contender {
         }))
     }
 
-    fn finish(self, method: Method) -> Measurement {
-        self.acc.finish(method, &self.windows)
+    /// The measurement, flagged `few` below `min_reps` kept repetitions.
+    fn finish(self, method: Method, min_reps: usize) -> Measurement {
+        self.acc.finish(method, &self.windows, min_reps)
     }
 }
 
@@ -232,11 +370,7 @@ pub fn race_points(
         ));
     }
     check(comm, op, root, method)?;
-    let job = Job {
-        leader: if op.rooted() { root } else { 0 },
-        root,
-        calls: opts.calls.max(1),
-    };
+    let job = Job::of(op, root, opts);
     let n = points.len();
     let leader = comm.rank() == job.leader;
     let mut race = from
@@ -257,22 +391,15 @@ pub fn race_points(
     }
     let mut go = true;
     loop {
-        let mut words = vec![0u64; n + 1];
-        if leader && go && race.ending.is_none() {
-            let mut live = race.contenders();
-            rng.shuffle(&mut live);
-            words[0] = live.len() as u64;
-            for (w, &i) in words[1..].iter_mut().zip(&live) {
-                *w = i as u64;
-            }
-        }
-        share(comm, job.leader, &mut words)?;
-        let count = (words[0] as usize).min(n);
-        if count == 0 {
+        let next = match leader && go && race.ending.is_none() {
+            true => race.contenders(),
+            false => Vec::new(),
+        };
+        let order = round_order(comm, job.leader, next, &mut rng, n)?;
+        if order.is_empty() {
             break;
         }
-        for &w in &words[1..=count] {
-            let i = (w as usize).min(n - 1);
+        for i in order {
             caller.set_target(Target::Ours(points[i].imp.clone()));
             let c = contenders[i].as_mut().expect("every candidate warmed up");
             if let Some(Some(seconds)) = c.rep(comm, &mut caller, method, &job)? {
@@ -290,7 +417,10 @@ pub fn race_points(
         }
         let measurements = contenders
             .into_iter()
-            .map(|c| c.expect("every candidate warmed up").finish(method))
+            .map(|c| {
+                let c = c.expect("every candidate warmed up");
+                c.finish(method, rule.min_reps)
+            })
             .collect();
         Raced { race, measurements }
     });
@@ -338,6 +468,13 @@ struct Accumulator {
 }
 
 impl Accumulator {
+    /// Whether `method` has measured enough: `min_reps` kept and a small
+    /// enough relative standard error, or the limits reached.
+    fn done(&self, method: Method, opts: &Options) -> bool {
+        let enough = self.raw.len() >= opts.min_reps.max(1) && stats::rse(&self.raw) < opts.rse;
+        enough || self.attempts >= max_attempts(method, opts) || self.raw.len() >= opts.max_reps
+    }
+
     fn add(&mut self, sample: Sample) {
         self.attempts += 1;
         self.discarded += sample.discarded;
@@ -353,13 +490,15 @@ impl Accumulator {
         }
     }
 
-    fn finish(self, method: Method, windows: &truth::Windows) -> Measurement {
+    fn finish(self, method: Method, windows: &truth::Windows, min_reps: usize) -> Measurement {
         let count = self.ol_count.max(1) as f64;
+        let summary = Summary::of(&self.raw);
         Measurement {
             method,
             reps: self.raw.len(),
             discarded: self.discarded,
-            summary: Summary::of(&self.raw),
+            flags: Flag::of(&self.raw, &summary, min_reps),
+            summary,
             ol_i: self
                 .ol_sum
                 .map(|sum| sum.into_iter().map(|s| s / count).collect()),

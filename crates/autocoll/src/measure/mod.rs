@@ -14,6 +14,7 @@
 mod call;
 mod classic;
 mod driver;
+pub mod machines;
 mod ol_i;
 pub mod race;
 pub mod stats;
@@ -25,7 +26,11 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 pub use call::{effective_bytes, Caller, Target};
-pub use driver::{agree, race_points, run_baseline, run_point, Raced};
+pub use driver::{
+    agree, race_points, run_baseline, run_baseline_methods, run_methods, run_point, Interleaved,
+    Raced,
+};
+pub use machines::Machines;
 pub use stats::Summary;
 
 use crate::select::{Collective, Implementation};
@@ -184,6 +189,63 @@ pub struct Measurement {
     pub window: Option<f64>,
     /// Every kept repetition, in seconds, in the order measured.
     pub raw: Vec<f64>,
+    /// What makes the figures doubtful ([`Flag::of`] for the sample's
+    /// own; the caller adds what it knows of the machines).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<Flag>,
+}
+
+/// Why a measurement should not be read as a clean number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Flag {
+    /// The later repetitions moved away from the first ones
+    /// ([`stats::drifted`]): the machine changed while it was measured.
+    Drift,
+    /// The median's 95% interval is wide ([`stats::wide`]).
+    Wide,
+    /// No repetition was kept: there is no figure at all.
+    Empty,
+    /// Fewer repetitions were kept than the stopping rule's least.
+    Few,
+    /// A machine runs more ranks than it has cores, and the method assumes
+    /// it does not ([`machines::premise`]).
+    Crowded,
+    /// Measured with [`Machines::fallback`] because the method asked for
+    /// kept too few repetitions here (`truth` on crowded cores).
+    Fallback,
+}
+
+impl Flag {
+    /// The flag's name in tables, JSON and CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            Flag::Drift => "drift",
+            Flag::Wide => "wide",
+            Flag::Empty => "empty",
+            Flag::Few => "few",
+            Flag::Crowded => "crowded",
+            Flag::Fallback => "fallback",
+        }
+    }
+
+    /// The flags the repetitions `raw` earn by themselves, `min_reps`
+    /// being the fewest the stopping rule asked for.
+    pub fn of(raw: &[f64], summary: &Summary, min_reps: usize) -> Vec<Flag> {
+        let mut out = Vec::new();
+        if raw.is_empty() {
+            out.push(Flag::Empty);
+        } else if raw.len() < min_reps {
+            out.push(Flag::Few);
+        }
+        if stats::drifted(raw) {
+            out.push(Flag::Drift);
+        }
+        if stats::wide(summary) {
+            out.push(Flag::Wide);
+        }
+        out
+    }
 }
 
 impl Measurement {

@@ -19,6 +19,9 @@
 //! more than the tolerance faster), or after `max_reps` rounds, every live
 //! candidate tried once a round (undecided: the lowest median wins, and
 //! the point says so; a method that discards calls may have kept fewer).
+//! A race in which a live candidate kept fewer than `min_reps` repetitions
+//! in twice as many rounds ends *unmeasured*: the method cannot measure
+//! that candidate here, and its caller measures the point another way.
 //!
 //! This module is pure: the driver runs the repetitions, in the order the
 //! caller shuffles, and feeds their times here.
@@ -36,6 +39,10 @@ pub struct Rule {
     pub min_reps: usize,
     /// Repetitions of a candidate at most.
     pub max_reps: usize,
+    /// Drop the clearly slower and stop at a tie (a race); when false,
+    /// every candidate runs every one of `max_reps` rounds (`tune
+    /// --exhaustive`: the same care for all, still interleaved).
+    pub eliminate: bool,
 }
 
 impl Default for Rule {
@@ -44,6 +51,7 @@ impl Default for Rule {
             tolerance: 0.02,
             min_reps: 3,
             max_reps: 30,
+            eliminate: true,
         }
     }
 }
@@ -59,6 +67,12 @@ pub enum Ending {
     /// Repetitions ran out before either: the lowest median wins,
     /// unconfirmed.
     Undecided,
+    /// A live candidate kept fewer than `min_reps` repetitions in twice as
+    /// many rounds: the method cannot measure it here (`truth` discarding
+    /// every call of crowded ranks), and the race cannot be fair.
+    Unmeasured,
+    /// Without elimination, every candidate ran all its rounds.
+    Exhausted,
 }
 
 /// One point's race: every candidate's repetitions and whether it is
@@ -115,6 +129,13 @@ impl Race {
         }
         if self.contenders().len() <= 1 {
             return self.end(Ending::Alone);
+        }
+        let short = |i: &usize| self.reps[*i].len() < rule.min_reps;
+        if self.rounds >= 2 * rule.min_reps.max(1) && self.contenders().iter().any(short) {
+            return self.end(Ending::Unmeasured);
+        }
+        if !rule.eliminate {
+            return self.rounds >= rule.max_reps && self.end(Ending::Exhausted);
         }
         let measured = |race: &Race| -> Vec<usize> {
             let live = race.contenders().into_iter();
@@ -236,12 +257,48 @@ mod tests {
             race.add(0, 1.0);
             race.add(1, 3.0);
             // Candidate 2 keeps nothing (every call discarded).
-            assert!(!race.close_round(&rule) || race.rounds >= rule.max_reps);
+            assert!(!race.close_round(&rule));
         }
         assert_eq!(race.contenders(), [0, 2], "1 dropped while 2 has no data");
         assert_eq!(race.ending, None, "2 is not yet measured");
-        while !race.close_round(&rule) {}
-        assert_eq!(race.ending, Some(Ending::Undecided));
+    }
+
+    #[test]
+    fn issue20_a_candidate_the_method_cannot_measure_ends_the_race_unmeasured() {
+        let rule = Rule::default();
+        let mut race = Race::new(2);
+        for round in 1..=2 * rule.min_reps {
+            race.add(0, 1.0);
+            // Candidate 1 keeps one repetition in three.
+            if round % 3 == 0 {
+                race.add(1, 1.0);
+            }
+            let over = race.close_round(&rule);
+            assert_eq!(over, round == 2 * rule.min_reps, "round {round}");
+        }
+        assert_eq!(race.ending, Some(Ending::Unmeasured));
+    }
+
+    #[test]
+    fn issue20_without_elimination_every_candidate_runs_every_round() {
+        let rule = Rule {
+            eliminate: false,
+            max_reps: 6,
+            ..Rule::default()
+        };
+        let mut race = Race::new(2);
+        let mut rounds = 0;
+        loop {
+            race.add(0, 1.0);
+            race.add(1, 5.0);
+            rounds += 1;
+            if race.close_round(&rule) {
+                break;
+            }
+        }
+        assert_eq!(rounds, 6);
+        assert_eq!(race.contenders(), [0, 1], "none dropped");
+        assert_eq!(race.ending, Some(Ending::Exhausted));
         assert_eq!(race.winner(), Some(0));
     }
 

@@ -69,6 +69,33 @@ impl Summary {
     }
 }
 
+/// A sample drifted when the medians of its first and last thirds differ
+/// by more than this share of its median.
+pub const DRIFT_SHARE: f64 = 0.2;
+
+/// A median is doubtful when its 95% interval spans more than this share
+/// of it.
+pub const WIDE_SHARE: f64 = 0.3;
+
+/// Whether the repetitions `raw` (in the order measured) moved while they
+/// were taken: the medians of the first and the last third lie more than
+/// [`DRIFT_SHARE`] of the whole median apart. Needs six values.
+pub fn drifted(raw: &[f64]) -> bool {
+    let third = raw.len() / 3;
+    if third < 2 {
+        return false;
+    }
+    let whole = median(raw);
+    let moved = (median(&raw[raw.len() - third..]) - median(&raw[..third])).abs();
+    moved > DRIFT_SHARE * whole
+}
+
+/// Whether `s`'s median is too loosely known to be shown as a clean
+/// number: its 95% interval spans more than [`WIDE_SHARE`] of it.
+pub fn wide(s: &Summary) -> bool {
+    s.ci95_hi - s.ci95_lo > WIDE_SHARE * s.median
+}
+
 /// Arithmetic mean; NaN when empty.
 pub fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
@@ -202,6 +229,23 @@ mod tests {
         // Huge samples do not underflow.
         let j = order_statistic_rank(5000, 0.025);
         assert!((2429..=2431).contains(&j), "{j}");
+    }
+
+    #[test]
+    fn issue20_a_sample_whose_last_third_moved_drifted() {
+        let steady = [1.0, 1.1, 0.9, 1.0, 1.05, 0.95, 1.0, 1.02, 0.98];
+        assert!(!drifted(&steady));
+        let slowed = [1.0, 1.1, 0.9, 1.0, 1.05, 0.95, 1.6, 1.7, 1.5];
+        assert!(drifted(&slowed));
+        // Too few values to tell thirds apart.
+        assert!(!drifted(&[1.0, 1.0, 1.0, 5.0, 5.0]));
+    }
+
+    #[test]
+    fn issue20_a_median_known_to_within_its_share_is_not_wide() {
+        assert!(!wide(&Summary::of(&[1.0, 1.1, 0.9, 1.0, 1.05])));
+        assert!(wide(&Summary::of(&[1.0, 1.5, 0.9, 1.0, 1.05])));
+        assert!(!wide(&Summary::of(&[])));
     }
 
     #[test]

@@ -1,0 +1,255 @@
+//! Where the ranks run: which ranks share a machine and how many cores it
+//! has. A machine is a running kernel (its boot id, [`clock_id`]), not a
+//! host name: the network namespaces of an emulated cluster are hosts with
+//! names of their own that share one machine's processors.
+//!
+//! Two methods rest on a premise that crowding breaks. `ol-i` assumes a
+//! processor per rank (a rank's reply to a ping is not queued behind
+//! another rank's work), and `truth` that the ranks enter each call
+//! together (it discards calls whose entries are spread). When a machine
+//! runs more ranks than it has cores, [`Machines::failing`] names them, and
+//! [`Machines::fallback`] is a method that still measures there.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::call::allgather_words;
+use super::Method;
+use crate::clock::clock_id;
+use crate::comm::Communicator;
+use crate::error::{Error, Result};
+
+/// One machine of the job.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Machine {
+    /// The host names its ranks go by, in rank order, each once.
+    pub hosts: Vec<String>,
+    /// Its ranks, ascending.
+    pub ranks: Vec<usize>,
+    /// The cores its ranks may run on (its first rank's view: affinity
+    /// and cgroup limits included, or `AUTOCOLL_CORES`).
+    pub cores: usize,
+}
+
+impl Machine {
+    /// More ranks than cores.
+    pub fn crowded(&self) -> bool {
+        self.ranks.len() > self.cores
+    }
+}
+
+/// The machines of a job, in order of their first rank.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Machines {
+    /// Every machine.
+    pub machines: Vec<Machine>,
+}
+
+impl Machines {
+    /// Every rank tells every other its machine and cores; every rank
+    /// calls it.
+    pub fn of(comm: &mut Communicator) -> Result<Machines> {
+        let id = clock_id();
+        let (a, b) = id.split_at(8);
+        let word = |half: &[u8]| u64::from_le_bytes(half.try_into().expect("8 bytes"));
+        let mine = [word(a), word(b), cores()? as u64];
+        let all = allgather_words(comm, &mine)?;
+        let ids: Vec<[u64; 2]> = all.chunks(3).map(|w| [w[0], w[1]]).collect();
+        let counts: Vec<usize> = all.chunks(3).map(|w| w[2] as usize).collect();
+        Ok(Machines::from_ranks(&ids, &counts, &comm.hosts()))
+    }
+
+    /// The machines of ranks with these machine ids, core counts and host
+    /// names (each indexed by rank).
+    pub fn from_ranks<I: PartialEq>(ids: &[I], cores: &[usize], hosts: &[String]) -> Machines {
+        let mut first: Vec<usize> = Vec::new();
+        let mut machines: Vec<Machine> = Vec::new();
+        for (rank, id) in ids.iter().enumerate() {
+            let host = hosts.get(rank).cloned().unwrap_or_default();
+            match first.iter().position(|&r| ids[r] == *id) {
+                Some(m) => {
+                    let machine = &mut machines[m];
+                    machine.ranks.push(rank);
+                    if !machine.hosts.contains(&host) {
+                        machine.hosts.push(host);
+                    }
+                }
+                None => {
+                    first.push(rank);
+                    machines.push(Machine {
+                        hosts: vec![host],
+                        ranks: vec![rank],
+                        cores: cores.get(rank).copied().unwrap_or(1).max(1),
+                    });
+                }
+            }
+        }
+        Machines { machines }
+    }
+
+    /// True when some machine runs more ranks than it has cores.
+    pub fn crowded(&self) -> bool {
+        self.machines.iter().any(Machine::crowded)
+    }
+
+    /// Whether `method`'s premise holds on these machines.
+    pub fn holds(&self, method: Method) -> bool {
+        premise(method).is_none() || !self.crowded()
+    }
+
+    /// The methods among `methods` whose premise fails here.
+    pub fn failing(&self, methods: &[Method]) -> Vec<Method> {
+        methods
+            .iter()
+            .copied()
+            .filter(|&m| !self.holds(m))
+            .collect()
+    }
+
+    /// One line for the user when the machines are crowded: where, and
+    /// which of `methods` cannot be trusted there and why.
+    pub fn warning(&self, methods: &[Method]) -> Option<String> {
+        let crowded: Vec<String> = self
+            .machines
+            .iter()
+            .filter(|m| m.crowded())
+            .map(Machine::to_string)
+            .collect();
+        if crowded.is_empty() {
+            return None;
+        }
+        let mut text = format!("more ranks than cores ({})", crowded.join("; "));
+        let broken: Vec<String> = self
+            .failing(methods)
+            .into_iter()
+            .filter_map(|m| premise(m).map(|p| format!("{m} assumes {p}")))
+            .collect();
+        if !broken.is_empty() {
+            text.push_str(&format!(": {}, which fails here", broken.join(", ")));
+        }
+        Some(text)
+    }
+}
+
+impl fmt::Display for Machine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hosts = if self.hosts.len() > 3 {
+            format!("{} … {}", self.hosts[0], self.hosts[self.hosts.len() - 1])
+        } else {
+            self.hosts.join(", ")
+        };
+        write!(
+            f,
+            "{} ranks on {} core{} of one machine, host{} {hosts}",
+            self.ranks.len(),
+            self.cores,
+            if self.cores == 1 { "" } else { "s" },
+            if self.hosts.len() == 1 { "" } else { "s" },
+        )
+    }
+}
+
+/// What `method` assumes of the machines, if it assumes anything of them.
+pub fn premise(method: Method) -> Option<&'static str> {
+    match method {
+        Method::OlI => Some("a processor per rank"),
+        Method::Truth => Some("that the ranks enter each call together"),
+        _ => None,
+    }
+}
+
+impl Machines {
+    /// The method that measures where `method` could not: `ol-i` where
+    /// its premise holds (it does not need the ranks to start together),
+    /// else `barrier`, which assumes nothing of the machines.
+    pub fn fallback(&self, method: Method) -> Method {
+        if method != Method::OlI && self.holds(Method::OlI) {
+            Method::OlI
+        } else {
+            Method::Barrier
+        }
+    }
+}
+
+/// What a fallback method's figures are, to be said with them.
+pub fn bias(method: Method) -> &'static str {
+    match method {
+        Method::OlI => {
+            "each rank's time from the call to its answer less half its round trip, the \
+             largest over ranks: within a few percent of truth where every rank has a \
+             processor (docs/measurement.md)"
+        }
+        Method::Barrier => {
+            "each call timed with the barrier after it: an upper bound, high by one \
+             barrier alike for every candidate, so it ranks them but overstates each"
+        }
+        _ => "biased as docs/measurement.md says",
+    }
+}
+
+/// The cores this process may run on: `AUTOCOLL_CORES` where set (a
+/// container's CPU quota is not always what the system reports), else the
+/// system's count for this process (affinity and cgroup limits included).
+fn cores() -> Result<usize> {
+    match std::env::var("AUTOCOLL_CORES") {
+        Ok(text) => text
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "AUTOCOLL_CORES=`{text}` is not a positive count of cores"
+                ))
+            }),
+        Err(_) => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hosts(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn issue20_namespaces_of_one_kernel_are_one_machine() {
+        let m = Machines::from_ranks(&[7, 7, 7, 9], &[2, 2, 2, 8], &hosts(&["a", "b", "b", "c"]));
+        assert_eq!(m.machines.len(), 2);
+        assert_eq!(m.machines[0].ranks, vec![0, 1, 2]);
+        assert_eq!(m.machines[0].hosts, hosts(&["a", "b"]));
+        assert_eq!(m.machines[1].ranks, vec![3]);
+        assert!(m.machines[0].crowded() && !m.machines[1].crowded());
+        assert!(m.crowded());
+        assert_eq!(
+            m.failing(&[Method::Truth, Method::Barrier, Method::OlI]),
+            vec![Method::Truth, Method::OlI]
+        );
+        let text = m.warning(&[Method::OlI]).unwrap();
+        assert!(text.contains("3 ranks on 2 cores"), "{text}");
+        assert!(text.contains("ol-i assumes a processor per rank"), "{text}");
+        assert!(!text.contains("truth"), "{text}");
+    }
+
+    #[test]
+    fn issue20_as_many_ranks_as_cores_is_not_crowded() {
+        let m = Machines::from_ranks(&[1, 1], &[2, 2], &hosts(&["h", "h"]));
+        assert!(!m.crowded());
+        assert!(m.holds(Method::Truth));
+        assert_eq!(m.warning(&[Method::Truth]), None);
+    }
+
+    #[test]
+    fn issue20_the_fallback_is_ol_i_where_it_holds_else_barrier() {
+        let roomy = Machines::from_ranks(&[1; 2], &[2; 2], &hosts(&["h"; 2]));
+        assert_eq!(roomy.fallback(Method::Truth), Method::OlI);
+        assert_eq!(roomy.fallback(Method::OlI), Method::Barrier);
+        let crowded = Machines::from_ranks(&[1; 5], &[2; 5], &hosts(&["h"; 5]));
+        assert_eq!(crowded.fallback(Method::Truth), Method::Barrier);
+        assert_eq!(premise(Method::Barrier), None);
+        assert!(!bias(Method::OlI).is_empty());
+    }
+}
