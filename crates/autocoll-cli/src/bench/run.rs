@@ -259,14 +259,16 @@ impl Found {
             .measurements
             .iter()
             .position(|m| m.method == Method::Truth);
-        (0..run.measurements.len())
-            .map(|i| Found {
-                m: run.measurements[i].clone(),
-                errors: match truth {
-                    Some(t) if t != i => run.paired_errors(i, t),
-                    _ => Vec::new(),
-                },
+        let errors: Vec<Vec<f64>> = (0..run.measurements.len())
+            .map(|i| match truth {
+                Some(t) if t != i => run.paired_errors(i, t),
+                _ => Vec::new(),
             })
+            .collect();
+        run.measurements
+            .into_iter()
+            .zip(errors)
+            .map(|(m, errors)| Found { m, errors })
             .collect()
     }
 }

@@ -131,13 +131,13 @@ fn run(
     deliver(comm, job.leader, mine)
 }
 
-/// Measures `point` with every one of `methods` at once: one warm-up
-/// each, then rounds in which every method runs one repetition, in a
-/// fresh random order each round, so that a machine that turns noisy
-/// partway hits all of them alike. The rounds go on until every method
-/// has met the stopping rule of [`run_point`] (the first done keep
-/// running, so that every round pairs them all). Every rank calls it with the same arguments and `seed`;
-/// rank 0 gets each method's measurement and, per round, its repetition
+/// Measures `point` with every one of `methods` at once: one warm-up,
+/// then rounds in which every method runs one repetition, in a fresh
+/// random order each round, so that a machine that turns noisy partway
+/// hits all of them alike. The rounds go on until every method has met
+/// the stopping rule of [`run_point`] (the first done keep running, so
+/// that every round pairs them all). Every rank calls it with the same
+/// arguments and `seed`; rank 0 gets each method's measurement and, per round, its repetition
 /// (`None` where it ran none or kept none), for comparing methods pair by
 /// pair.
 pub fn run_methods(
@@ -288,10 +288,16 @@ impl Contender {
         opts: &Options,
     ) -> Result<Self> {
         let estimate = warm_up(comm, caller, job, opts.warmup.max(MIN_WARMUP))?;
-        Ok(Contender {
+        Ok(Contender::after(estimate))
+    }
+
+    /// A contender whose call was warmed up already, one call taking
+    /// about `estimate` seconds.
+    fn after(estimate: f64) -> Self {
+        Contender {
             windows: truth::Windows::new(estimate),
             acc: Accumulator::default(),
-        })
+        }
     }
 
     /// One repetition after a barrier; at the leader, its time per call
