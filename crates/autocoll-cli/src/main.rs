@@ -21,6 +21,7 @@ mod map;
 mod mpirun;
 mod out;
 mod plot;
+mod sim;
 mod traced;
 mod tune;
 
@@ -70,6 +71,9 @@ enum Command {
     /// Place ranks on the machine's topology from the program's pattern:
     /// estimated costs and rankfiles, machinefiles, hostfiles.
     Map(map::Args),
+    /// The sim transport's model: fit it to a cluster's bench runs,
+    /// compare its predictions with what the cluster measured.
+    Sim(sim::Args),
 }
 
 /// A failure the user caused (exit 2) or a run that failed (exit 1).
@@ -102,6 +106,7 @@ fn main() -> ExitCode {
         Command::LibPath(a) => mpirun::run_path(a),
         Command::Mpirun(a) => mpirun::run(a),
         Command::Map(a) => map::run(a),
+        Command::Sim(a) => sim::run(a),
     };
     match outcome {
         Ok(code) => code,

@@ -11,9 +11,67 @@
 /// Nanoseconds on the monotonic clock (`CLOCK_MONOTONIC`), which every
 /// process of one host shares, network namespaces included: times taken by
 /// different ranks on one host can be compared directly.
+/// On a rank of the `sim` transport, the rank's virtual time instead
+/// (see [`start_virtual`]).
 pub fn now_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    match VIRTUAL.get() {
+        Some(v) => v.now(),
+        None => read(rustix::time::ClockId::Monotonic),
+    }
+}
+
+fn read(id: rustix::time::ClockId) -> u64 {
+    let t = rustix::time::clock_gettime(id);
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// A rank's virtual time: where its transport last set it, plus the
+/// processor time the thread has used since, times `scale` (the work a
+/// collective does between messages, combining and copying, costs what it
+/// costs this machine's processor; 0 leaves it out).
+#[derive(Clone, Copy, Debug)]
+struct Virtual {
+    base_ns: u64,
+    cpu_mark_ns: u64,
+    scale: f64,
+}
+
+impl Virtual {
+    fn now(&self) -> u64 {
+        let used = read(rustix::time::ClockId::ThreadCPUTime).saturating_sub(self.cpu_mark_ns);
+        self.base_ns + (used as f64 * self.scale) as u64
+    }
+}
+
+thread_local! {
+    static VIRTUAL: std::cell::Cell<Option<Virtual>> = const { std::cell::Cell::new(None) };
+}
+
+/// Makes [`now_ns`] on this thread read virtual time, starting at 0, with
+/// processor time counted `scale` times (the `sim` transport's ranks).
+pub fn start_virtual(scale: f64) {
+    VIRTUAL.set(Some(Virtual {
+        base_ns: 0,
+        cpu_mark_ns: read(rustix::time::ClockId::ThreadCPUTime),
+        scale,
+    }));
+}
+
+/// True on a thread whose clock is virtual.
+pub fn is_virtual() -> bool {
+    VIRTUAL.get().is_some()
+}
+
+/// Sets this thread's virtual time to `t_ns` (the transport, after a
+/// send or a receive); does nothing on a real clock.
+pub fn set_virtual(t_ns: u64) {
+    if let Some(v) = VIRTUAL.get() {
+        VIRTUAL.set(Some(Virtual {
+            base_ns: t_ns,
+            cpu_mark_ns: read(rustix::time::ClockId::ThreadCPUTime),
+            ..v
+        }));
+    }
 }
 
 /// Identifies the clock `now_ns` reads: the running kernel's boot id,

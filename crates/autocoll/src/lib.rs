@@ -30,7 +30,7 @@ pub mod trace;
 pub mod tree;
 
 pub use coll::op::{Builtin, Element, Op};
-pub use comm::{local, Communicator, Transport};
+pub use comm::{local, sim, Communicator, Transport};
 pub use error::{Error, Result};
 pub use layout::Layout;
 pub use select::{Algorithm, Collective, Implementation, Selector};

@@ -153,6 +153,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     }
     let setup = setup_of(&a)?;
     crate::bench::refuse_mpi("adapt", a.transport)?;
+    crate::bench::refuse_sim("adapt", a.transport)?;
     crate::bench::check_placement(a.transport, &a.placement)?;
     a.trace.check()?;
     if a.transport == Transport::Tcp && launch::is_rank() {
@@ -169,7 +170,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let traces = match a.transport {
         Transport::Local => run_local(setup.ranks, &setup)?,
         Transport::Tcp => run_tcp(setup.ranks, &a)?,
-        Transport::Mpi => unreachable!("refused by refuse_mpi"),
+        Transport::Mpi | Transport::Sim => unreachable!("refused above"),
     };
     let reports: Vec<serde_json::Value> = traces
         .iter()

@@ -150,6 +150,7 @@ impl Setup {
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let setup = setup_of(&a)?;
     crate::bench::refuse_mpi("balance", a.transport)?;
+    crate::bench::refuse_sim("balance", a.transport)?;
     crate::bench::check_placement(a.transport, &a.placement)?;
     if a.transport == Transport::Tcp && launch::is_rank() {
         return run::as_rank(&setup);
@@ -169,7 +170,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let trace = match a.transport {
         Transport::Local => run::run_local(&setup)?,
         Transport::Tcp => run::run_tcp(&a)?,
-        Transport::Mpi => unreachable!("refused by refuse_mpi"),
+        Transport::Mpi | Transport::Sim => unreachable!("refused above"),
     };
     let doc = report::analyse(&setup, a.transport.name(), &trace);
     report::print(&doc);

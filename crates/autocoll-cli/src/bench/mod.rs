@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use autocoll::measure::{Method, Options};
 use autocoll::select::parse_bytes;
+use autocoll::sim::Model;
 use autocoll::Collective;
 
 use crate::launch::{self, Placement};
@@ -37,7 +38,8 @@ pub(crate) use rows::Row;
 use rows::{table_header, table_line, write_outputs};
 use run::{as_rank, run_mpi};
 pub(crate) use run::{
-    every_rank_ok, install_ctrl_c, machines, note, progress, run_local, run_tcp, say, Report, Sink,
+    every_rank_ok, install_ctrl_c, machines, note, progress, run_local, run_tcp, say, Ranks,
+    Report, Sink,
 };
 
 mod plan;
@@ -90,6 +92,8 @@ pub struct Args {
     /// Where the ranks run.
     #[arg(long, value_enum, default_value_t = Transport::Local)]
     transport: Transport,
+    #[command(flatten)]
+    model: ModelArg,
     /// Also time the MPI library's own collective (`<op>:mpi`) at every
     /// size, with the same method, between autocoll's (--transport mpi).
     #[arg(long)]
@@ -135,6 +139,9 @@ pub(crate) enum Transport {
     /// Every process `mpirun` started is a rank (build with `--features
     /// mpi`); rank 0 reports.
     Mpi,
+    /// Every rank a thread of this process on virtual time: the machine
+    /// of `--model` (docs/sim.md), at any number of ranks.
+    Sim,
 }
 
 impl Transport {
@@ -143,6 +150,7 @@ impl Transport {
             Transport::Local => "local",
             Transport::Tcp => "tcp",
             Transport::Mpi => "mpi",
+            Transport::Sim => "sim",
         }
     }
 }
@@ -184,6 +192,7 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
     }
     check_options(&a)?;
     a.trace.check()?;
+    let model = a.model.load(a.transport)?;
     let opts = a.stats.options();
     let sweep = Sweep {
         op,
@@ -231,9 +240,13 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
             break;
         }
         outcome = match a.transport {
-            Transport::Local => {
+            Transport::Local | Transport::Sim => {
                 let trace = a.trace.dir(*p, plans.len());
-                run_local(*p, plan, &opts, timeout, trace.as_deref(), &stop, &*sink)
+                let ranks = Ranks {
+                    p: *p,
+                    sim: model.as_ref(),
+                };
+                run_local(ranks, plan, &opts, timeout, trace.as_deref(), &stop, &*sink)
             }
             Transport::Tcp => run_tcp(
                 *p,
@@ -339,6 +352,42 @@ pub(crate) fn refuse_mpi(command: &str, transport: Transport) -> Result<(), Fail
         )));
     }
     Ok(())
+}
+
+/// `adapt` and `balance` watch a running job's real time; virtual time
+/// has nothing for them to adapt to.
+pub(crate) fn refuse_sim(command: &str, transport: Transport) -> Result<(), Failure> {
+    if transport == Transport::Sim {
+        return Err(Failure::Usage(format!(
+            "{command} runs on --transport local or tcp; --transport sim is for bench and tune"
+        )));
+    }
+    Ok(())
+}
+
+/// The simulated machine of `--transport sim`.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub(crate) struct ModelArg {
+    /// With --transport sim: the machine's model, a TOML file that
+    /// `autocoll sim fit` writes (default: the emulated star8 cluster's).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) model: Option<PathBuf>,
+}
+
+impl ModelArg {
+    /// The model under `--transport sim`; refuses `--model` elsewhere.
+    pub(crate) fn load(&self, transport: Transport) -> Result<Option<Model>, Failure> {
+        match (transport, &self.model) {
+            (Transport::Sim, Some(path)) => Model::load(path)
+                .map(Some)
+                .map_err(|e| Failure::Usage(e.to_string())),
+            (Transport::Sim, None) => Ok(Some(Model::default())),
+            (_, Some(_)) => Err(Failure::Usage(
+                "--model describes the simulated machine: use it with --transport sim".into(),
+            )),
+            (_, None) => Ok(None),
+        }
+    }
 }
 
 /// `--hostfile` and `--agent` only make sense for the launcher.

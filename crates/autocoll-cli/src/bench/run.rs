@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::Context;
 use autocoll::check::Native;
 use autocoll::measure::{self, Flag, Machines, Measurement, Method, Options, Summary};
+use autocoll::sim::Model;
 use autocoll::{local, Communicator};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
@@ -164,7 +165,7 @@ pub(super) fn run_mpi(
 
 /// Runs the plan on `p` threads, each recording into `trace` if given.
 pub(crate) fn run_local(
-    p: usize,
+    ranks: Ranks,
     plan: &[Planned],
     opts: &Options,
     timeout: Duration,
@@ -172,12 +173,32 @@ pub(crate) fn run_local(
     stop: &AtomicBool,
     sink: &(dyn Fn(Vec<Row>) + Sync),
 ) -> anyhow::Result<()> {
-    let outcomes = local::run(p, |mut comm| {
+    let outcomes = ranks.run(|mut comm| {
         comm.set_timeout(timeout);
         traced::start(&mut comm, trace)?;
         rank_main(&mut comm, plan, opts, stop, None, sink)
     });
     every_rank_ok(outcomes)
+}
+
+/// The ranks of a job in this process: `p` threads, on virtual time when
+/// `sim` gives the machine.
+#[derive(Clone, Copy)]
+pub(crate) struct Ranks<'a> {
+    /// How many.
+    pub(crate) p: usize,
+    /// The simulated machine, for `--transport sim`.
+    pub(crate) sim: Option<&'a Model>,
+}
+
+impl Ranks<'_> {
+    /// Runs `body` on every rank; what each returned, in rank order.
+    pub(crate) fn run<R: Send>(self, body: impl Fn(Communicator) -> R + Sync) -> Vec<R> {
+        match self.sim {
+            Some(model) => autocoll::sim::run(self.p, model, body),
+            None => local::run(self.p, body),
+        }
+    }
 }
 
 /// The first failure of a local job's ranks, saying which rank.

@@ -83,6 +83,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Transport::Local)]
     transport: Transport,
     #[command(flatten)]
+    model: bench::ModelArg,
+    #[command(flatten)]
     placement: Placement,
     /// Seconds a rank waits for a peer before giving up.
     #[arg(long, default_value_t = 30)]
@@ -214,6 +216,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let opts = a.stats.options();
     bench::refuse_mpi("tune", a.transport)?;
     bench::check_sweep(a.transport, &a.placement, &opts)?;
+    let model = a.model.load(a.transport)?;
     let stop = Arc::new(AtomicBool::new(false));
     bench::install_ctrl_c(stop.clone());
     if a.transport == Transport::Tcp && launch::is_rank() {
@@ -254,7 +257,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         let timeout = Duration::from_secs(a.timeout);
         let method = sweep.method.unwrap_or(Method::Truth);
         outcome = match a.transport {
-            Transport::Local => {
+            Transport::Local | Transport::Sim => {
                 let heats = sweep.heats(p, method);
                 let setup = race::Setup {
                     heats: &heats,
@@ -264,7 +267,11 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
                     saved: &sweep.saved,
                     stop: &stop,
                 };
-                race_local(p, &setup, timeout, &*sink, &*rounds)
+                let ranks = bench::Ranks {
+                    p,
+                    sim: model.as_ref(),
+                };
+                race_local(ranks, &setup, timeout, &*sink, &*rounds)
             }
             Transport::Tcp => {
                 let hosts = Arc::new(Mutex::new(Vec::new()));
@@ -482,13 +489,13 @@ fn rule_of(a: &Args, opts: &Options) -> Result<RaceRule, Failure> {
 
 /// Races on `p` threads.
 fn race_local(
-    p: usize,
+    ranks: bench::Ranks,
     setup: &race::Setup,
     timeout: Duration,
     rows: &(dyn Fn(Vec<Row>) + Sync),
     rounds: &(dyn Fn(race::Saved) + Sync),
 ) -> anyhow::Result<()> {
-    bench::every_rank_ok(autocoll::local::run(p, |mut comm| {
+    bench::every_rank_ok(ranks.run(|mut comm| {
         comm.set_timeout(timeout);
         race::run(&mut comm, setup, rows, rounds)
     }))

@@ -49,14 +49,36 @@ where
     R: Send,
     F: Fn(Communicator) -> R + Sync,
 {
-    let body = &body;
+    run_threads(transports(n), None, &|| {}, &body)
+}
+
+/// Runs `body` on a thread per transport (with `stack` bytes of stack, or
+/// the default), each calling `start` first, and returns what each
+/// returned, in rank order.
+pub(super) fn run_threads<T, R, F>(
+    transports: Vec<T>,
+    stack: Option<usize>,
+    start: &(dyn Fn() + Sync),
+    body: &F,
+) -> Vec<R>
+where
+    T: Transport + 'static,
+    R: Send,
+    F: Fn(Communicator) -> R + Sync,
+{
     std::thread::scope(|scope| {
-        let handles: Vec<_> = transports(n)
+        let handles: Vec<_> = transports
             .into_iter()
             .map(|t| {
-                std::thread::Builder::new()
-                    .name(format!("rank-{}", t.rank))
-                    .spawn_scoped(scope, move || body(traced(Communicator::new(Box::new(t)))))
+                let mut builder = std::thread::Builder::new().name(format!("rank-{}", t.rank()));
+                if let Some(bytes) = stack {
+                    builder = builder.stack_size(bytes);
+                }
+                builder
+                    .spawn_scoped(scope, move || {
+                        start();
+                        body(traced(Communicator::new(Box::new(t))))
+                    })
                     .expect("the operating system refused to start a rank thread")
             })
             .collect();
@@ -73,7 +95,7 @@ where
 /// directory the ranks cannot write in, or a value of `AUTOCOLL_BALANCE`
 /// that does not parse, is reported (by rank 0, for all) and the job runs
 /// without the pattern, the trace, or the balancer.
-fn traced(mut comm: Communicator) -> Communicator {
+pub(super) fn traced(mut comm: Communicator) -> Communicator {
     if let Err(e) = crate::pattern::from_env(&mut comm) {
         if comm.rank() == 0 {
             eprintln!("autocoll: warning: {e}; running without recording the pattern");
@@ -95,15 +117,24 @@ fn traced(mut comm: Communicator) -> Communicator {
     comm
 }
 
-impl Local {
-    /// Refuses a source that is no rank of the job.
-    fn check_source(&self, src: usize) -> Result<()> {
-        match src < self.size() {
-            true => Ok(()),
-            false => Err(Error::RankOutOfRange {
-                rank: src,
-                size: self.size(),
-            }),
+/// Refuses a peer that is no rank of a `size`-rank job.
+pub(super) fn check_rank(rank: usize, size: usize) -> Result<()> {
+    match rank < size {
+        true => Ok(()),
+        false => Err(Error::RankOutOfRange { rank, size }),
+    }
+}
+
+/// Tells every other rank that `rank` ended, so that a wait on it fails at
+/// once instead of at the timeout.
+pub(super) fn farewell(peers: &[Sender<Incoming>], rank: usize) {
+    for (peer, tx) in peers.iter().enumerate() {
+        if peer != rank {
+            let _ = tx.send(Err(Error::PeerGone {
+                rank: peer,
+                peer: rank,
+                reason: "its thread has ended".into(),
+            }));
         }
     }
 }
@@ -127,6 +158,7 @@ impl Transport for Local {
             src: self.rank,
             tag,
             data,
+            at_ns: 0,
         };
         peer.send(Ok(msg)).map_err(|_| Error::PeerGone {
             rank: self.rank,
@@ -136,12 +168,12 @@ impl Transport for Local {
     }
 
     fn recv(&mut self, src: usize, tag: Tag) -> Result<Bytes> {
-        self.check_source(src)?;
+        check_rank(src, self.size())?;
         self.mailbox.recv(src, tag)
     }
 
     fn try_recv(&mut self, src: usize, tag: Tag) -> Result<Option<Bytes>> {
-        self.check_source(src)?;
+        check_rank(src, self.size())?;
         self.mailbox.try_recv(src, tag)
     }
 
@@ -163,17 +195,8 @@ impl Transport for Local {
 }
 
 impl Drop for Local {
-    /// A rank that ends (or panics) tells the others, so that a wait on it
-    /// fails at once instead of at the timeout.
+    /// A rank that ends (or panics) tells the others.
     fn drop(&mut self) {
-        for (peer, tx) in self.peers.iter().enumerate() {
-            if peer != self.rank {
-                let _ = tx.send(Err(Error::PeerGone {
-                    rank: peer,
-                    peer: self.rank,
-                    reason: "its thread has ended".into(),
-                }));
-            }
-        }
+        farewell(&self.peers, self.rank);
     }
 }

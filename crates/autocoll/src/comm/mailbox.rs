@@ -68,9 +68,15 @@ impl Mailbox {
 
     /// Waits for the next message from `src` with `tag`.
     pub fn recv(&mut self, src: usize, tag: Tag) -> Result<Bytes> {
+        Ok(self.recv_message(src, tag)?.data)
+    }
+
+    /// Waits for the next message from `src` with `tag`, and returns it
+    /// whole (the `sim` transport reads its arrival time).
+    pub fn recv_message(&mut self, src: usize, tag: Tag) -> Result<Message> {
         let deadline = Instant::now() + self.timeout;
         match self.next(src, tag, Some(deadline))? {
-            Some(data) => Ok(data),
+            Some(msg) => Ok(msg),
             None => Err(self.timed_out(src, &tag)),
         }
     }
@@ -78,12 +84,17 @@ impl Mailbox {
     /// The next message from `src` with `tag` if it has arrived; never
     /// waits (for transports whose caller reads the sockets itself).
     pub fn try_recv(&mut self, src: usize, tag: Tag) -> Result<Option<Bytes>> {
+        Ok(self.next(src, tag, None)?.map(|m| m.data))
+    }
+
+    /// As [`Mailbox::try_recv`], the message whole.
+    pub fn try_recv_message(&mut self, src: usize, tag: Tag) -> Result<Option<Message>> {
         self.next(src, tag, None)
     }
 
     /// Takes matching messages from the stash, then from the channel until
     /// `deadline` (or until it is empty, without one); `None` when none came.
-    fn next(&mut self, src: usize, tag: Tag, deadline: Option<Instant>) -> Result<Option<Bytes>> {
+    fn next(&mut self, src: usize, tag: Tag, deadline: Option<Instant>) -> Result<Option<Message>> {
         let want = key(src, &tag);
         if let Some(queue) = self.stash.get_mut(&want) {
             if let Some(msg) = queue.pop_front() {
@@ -91,7 +102,7 @@ impl Mailbox {
                     self.stash.remove(&want);
                 }
                 self.check_agreement(&msg, &tag)?;
-                return Ok(Some(msg.data));
+                return Ok(Some(msg));
             }
         }
         self.check_alive(src)?;
@@ -125,7 +136,7 @@ impl Mailbox {
             self.check_agreement(&msg, &tag)?;
             let got = key(msg.src, &msg.tag);
             if got == want {
-                return Ok(Some(msg.data));
+                return Ok(Some(msg));
             }
             self.stash.entry(got).or_default().push_back(msg);
         }

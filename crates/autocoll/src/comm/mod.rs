@@ -10,8 +10,10 @@
 mod communicator;
 pub mod local;
 mod mailbox;
+
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod sim;
 pub mod tcp;
 
 use std::fmt;
@@ -97,6 +99,9 @@ pub struct Message {
     pub tag: Tag,
     /// The payload; cloning it does not copy the bytes.
     pub data: Bytes,
+    /// When it arrives in virtual time, ns (the `sim` transport); 0 on
+    /// transports of real time.
+    pub at_ns: u64,
 }
 
 /// Carries point-to-point messages between the ranks of one job.

@@ -391,6 +391,7 @@ impl Reader {
             src: self.peer,
             tag: header.tag,
             data: Bytes::from(data),
+            at_ns: 0,
         })
     }
 }
@@ -448,6 +449,7 @@ impl Transport for Tcp {
                 src: self.rank,
                 tag,
                 data,
+                at_ns: 0,
             };
             let _ = self.to_self.send(Ok(msg));
             return Ok(());
