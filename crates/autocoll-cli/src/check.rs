@@ -7,9 +7,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
 use autocoll::check::{self, Case, Config, Dtype, Failure as CaseFailure};
-use autocoll::{local, Builtin, Collective, Layout};
+use autocoll::sim::Model;
+use autocoll::{Builtin, Collective, Layout};
 use serde_json::json;
 
+use crate::bench::Ranks;
 use crate::launch::{self, Placement};
 use crate::out::say;
 use crate::traced::{self, TraceArg};
@@ -91,6 +93,9 @@ enum Transport {
     /// mpi`); results are also compared with the MPI library's own
     /// collectives.
     Mpi,
+    /// Every rank a thread of this process on virtual time (the default
+    /// model of docs/sim.md): the sim transport's delivery checked.
+    Sim,
 }
 
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
@@ -141,7 +146,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         return as_rank(&a, &plan);
     }
     let outcome = match a.transport {
-        Transport::Local | Transport::Tcp => run_each_size(&a, &plan)?,
+        Transport::Local | Transport::Tcp | Transport::Sim => run_each_size(&a, &plan)?,
         Transport::Mpi => run_mpi(&a, &plan)?,
     };
     match outcome {
@@ -183,7 +188,7 @@ impl Plan {
 /// The layout of a local check's threads: the one of the ranks
 /// `--hostfile` places (no address is resolved; an agent has no place).
 fn local_layout(a: &Args) -> Result<Option<Layout>, Failure> {
-    if !matches!(a.transport, Transport::Local) {
+    if !matches!(a.transport, Transport::Local | Transport::Sim) {
         return Ok(None);
     }
     if a.placement.agent.is_some() {
@@ -226,8 +231,20 @@ fn run_each_size(a: &Args, plan: &Plan) -> Result<Outcome, Failure> {
                     Some(whole) => Some(first_ranks(whole, p)?),
                     None => None,
                 };
-                run_local(p, &cases, &plan.config, timeout, layout, trace.as_deref())
-                    .map_err(Failure::Run)?
+                let model = matches!(a.transport, Transport::Sim).then(Model::default);
+                let ranks = Ranks {
+                    p,
+                    sim: model.as_ref(),
+                };
+                run_local(
+                    ranks,
+                    &cases,
+                    &plan.config,
+                    timeout,
+                    layout,
+                    trace.as_deref(),
+                )
+                .map_err(Failure::Run)?
             }
         };
         report(p, &cases, &found, start.elapsed());
@@ -374,14 +391,14 @@ fn cases(
 }
 
 fn run_local(
-    p: usize,
+    ranks: Ranks,
     cases: &[Case],
     config: &Config,
     timeout: Duration,
     layout: Option<Layout>,
     trace: Option<&std::path::Path>,
 ) -> anyhow::Result<Vec<CaseFailure>> {
-    let per_rank = local::run(p, |mut comm| {
+    let per_rank = ranks.run(|mut comm| {
         comm.set_timeout(timeout);
         if let Some(layout) = &layout {
             comm.set_layout(layout.clone())?;

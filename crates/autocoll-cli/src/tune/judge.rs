@@ -145,6 +145,32 @@ impl fmt::Display for Verdict {
 mod tests {
     use super::*;
 
+    /// The recorded pair of sweeps (docs/tuning/evidence: racing, then
+    /// measuring every candidate, over tcp on 2 ranks) judged again gives
+    /// the verdict recorded beside them and quoted in docs/tuning.md.
+    #[test]
+    fn issue20_the_recorded_sweeps_are_judged_as_the_docs_say() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/tuning/evidence");
+        let load = |name: &str| match super::super::load_partial(&dir.join(name)) {
+            Ok(p) if !p.rows.is_empty() => p,
+            _ => panic!("{name} is missing or unreadable"),
+        };
+        let (race, full) = (
+            load("tcp-n2-race.partial.json"),
+            load("tcp-n2-exhaustive.partial.json"),
+        );
+        let verdict = Verdict {
+            points: judge(&race.rows, &full.rows, 0.02),
+            tolerance: 0.02,
+            seconds: (race.elapsed_s, full.elapsed_s),
+        };
+        assert_eq!(verdict.points.len(), 9);
+        assert_eq!(verdict.count(Agreement::Differ), 1);
+        let recorded = std::fs::read_to_string(dir.join("tcp-n2-verdict.txt")).unwrap();
+        assert_eq!(verdict.to_string().trim_end(), recorded.trim_end());
+    }
+
     fn row(imp: &str, median: f64, lo: f64, hi: f64) -> Row {
         let json = serde_json::json!({
             "op": "bcast", "impl": imp, "ranks": 2, "bytes": 1024, "root": 0,

@@ -481,7 +481,12 @@ impl Mpi {
             let Arriving { buf, skip, tag, .. } = self.arriving[src].pop_front().expect("front");
             let data = Bytes::from(buf).slice(skip..);
             // The mailbox owns the receiving end, so this cannot fail.
-            let _ = self.to_mailbox.send(Ok(Message { src, tag, data }));
+            let _ = self.to_mailbox.send(Ok(Message {
+                src,
+                tag,
+                data,
+                at_ns: 0,
+            }));
         }
     }
 

@@ -76,20 +76,21 @@ pub struct Model {
 }
 
 /// The emulated cluster `clusters/star8-100m.toml` as `autocoll sim fit`
-/// measured it (docs/sim.md): eight hosts, one rank each, on 100 Mbit/s
-/// links to one switch.
+/// measured it (docs/sim/star8.toml): eight hosts, one rank each, on
+/// 95 Mbit/s links to one switch; ranks of one host as the two-subnet
+/// cluster's (docs/sim/twosub.toml).
 impl Default for Model {
     fn default() -> Self {
         Model {
-            latency_ns: 60_000.0,
-            overhead_ns: 15_000.0,
+            latency_ns: 21_427.0,
+            overhead_ns: 10_714.0,
             gap_ns: 0.0,
-            host_ns_per_byte: 80.0,
-            local_latency_ns: 20_000.0,
-            local_ns_per_byte: 0.3,
+            host_ns_per_byte: 84.235,
+            local_latency_ns: 14_600.0,
+            local_ns_per_byte: 0.438,
             ranks_per_host: 1,
             hosts_per_switch: 0,
-            switch_ns_per_byte: 0.0,
+            switch_ns_per_byte: 84.235,
             cpu_scale: 1.0,
         }
     }
