@@ -21,7 +21,9 @@ use crate::error::{Error, Result};
 pub struct Local {
     rank: usize,
     peers: Arc<[Sender<Incoming>]>,
-    mailbox: Mailbox,
+    /// Where this rank's messages are matched (the `sim` transport, which
+    /// wraps a `Local`, reads their arrival times from it).
+    pub(super) mailbox: Mailbox,
 }
 
 /// Creates the transports of an `n`-rank job in one process, one per rank.
@@ -125,17 +127,19 @@ pub(super) fn check_rank(rank: usize, size: usize) -> Result<()> {
     }
 }
 
-/// Tells every other rank that `rank` ended, so that a wait on it fails at
-/// once instead of at the timeout.
-pub(super) fn farewell(peers: &[Sender<Incoming>], rank: usize) {
-    for (peer, tx) in peers.iter().enumerate() {
-        if peer != rank {
-            let _ = tx.send(Err(Error::PeerGone {
-                rank: peer,
-                peer: rank,
-                reason: "its thread has ended".into(),
-            }));
-        }
+impl Local {
+    /// Hands `msg` to `dest`'s channel.
+    pub(super) fn deliver(&self, dest: usize, msg: Message) -> Result<()> {
+        let size = self.size();
+        let peer = self
+            .peers
+            .get(dest)
+            .ok_or(Error::RankOutOfRange { rank: dest, size })?;
+        peer.send(Ok(msg)).map_err(|_| Error::PeerGone {
+            rank: self.rank,
+            peer: dest,
+            reason: "its thread has ended".into(),
+        })
     }
 }
 
@@ -149,22 +153,13 @@ impl Transport for Local {
     }
 
     fn send(&mut self, dest: usize, tag: Tag, data: Bytes) -> Result<()> {
-        let size = self.size();
-        let peer = self
-            .peers
-            .get(dest)
-            .ok_or(Error::RankOutOfRange { rank: dest, size })?;
         let msg = Message {
             src: self.rank,
             tag,
             data,
             at_ns: 0,
         };
-        peer.send(Ok(msg)).map_err(|_| Error::PeerGone {
-            rank: self.rank,
-            peer: dest,
-            reason: "its thread has ended".into(),
-        })
+        self.deliver(dest, msg)
     }
 
     fn recv(&mut self, src: usize, tag: Tag) -> Result<Bytes> {
@@ -195,8 +190,17 @@ impl Transport for Local {
 }
 
 impl Drop for Local {
-    /// A rank that ends (or panics) tells the others.
+    /// A rank that ends (or panics) tells the others, so that a wait on it
+    /// fails at once instead of at the timeout.
     fn drop(&mut self) {
-        farewell(&self.peers, self.rank);
+        for (peer, tx) in self.peers.iter().enumerate() {
+            if peer != self.rank {
+                let _ = tx.send(Err(Error::PeerGone {
+                    rank: peer,
+                    peer: self.rank,
+                    reason: "its thread has ended".into(),
+                }));
+            }
+        }
     }
 }

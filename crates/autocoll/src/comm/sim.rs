@@ -2,7 +2,8 @@
 //! at scales this machine cannot run.
 //!
 //! Every rank is a thread, as on [`local`](super::local), and messages
-//! travel over the same channels; what differs is the clock. Each rank
+//! travel over its channels (a `Sim` wraps a `Local`); what differs is the
+//! clock. Each rank
 //! keeps its own virtual time ([`crate::clock::start_virtual`]), which
 //! every measurement reads through [`crate::clock::now_ns`]. A message
 //! carries the virtual time it arrives, worked out by the sender from a
@@ -29,8 +30,9 @@
 //! processor time on this machine, times `cpu_scale` (0 leaves it out:
 //! then every repetition is the same). Not modelled: ranks competing for
 //! a core, TCP's congestion control and slow start, a receive buffer that
-//! fills, and bandwidth shared fairly between flows (a link serves its
-//! bookings one after another).
+//! fills, and bandwidth shared between different senders' flows (a
+//! sender's own flows share its link; other links serve their bookings
+//! one after another).
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -38,11 +40,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use crossbeam_channel::{unbounded, Sender};
 use serde::{Deserialize, Serialize};
 
-use super::local::{check_rank, farewell};
-use super::{Communicator, Incoming, Mailbox, Message, Tag, Transport, DEFAULT_TIMEOUT};
+use super::local::{check_rank, Local};
+use super::{Communicator, Message, Tag, Transport};
 use crate::clock::{now_ns, set_virtual};
 use crate::error::{Error, Result};
 
@@ -325,11 +326,10 @@ struct Pending {
     depart: u64,
 }
 
-/// One rank's end of a simulated job.
+/// One rank's end of a simulated job: a local rank's channels, the
+/// machine's model and links, and the rank's sends not yet handed over.
 pub struct Sim {
-    rank: usize,
-    peers: Arc<[Sender<Incoming>]>,
-    mailbox: Mailbox,
+    local: Local,
     machine: Arc<Machine>,
     /// The earliest virtual time this rank may inject its next message.
     next_inject: u64,
@@ -341,15 +341,10 @@ pub struct Sim {
 /// Creates the transports of an `n`-rank simulated job, one per rank.
 pub fn transports(n: usize, model: &Model) -> Vec<Sim> {
     let machine = Arc::new(Machine::new(model.clone(), n));
-    let (senders, receivers): (Vec<_>, Vec<_>) = (0..n).map(|_| unbounded()).unzip();
-    let peers: Arc<[Sender<Incoming>]> = senders.into();
-    receivers
+    super::local::transports(n)
         .into_iter()
-        .enumerate()
-        .map(|(rank, rx)| Sim {
-            rank,
-            peers: peers.clone(),
-            mailbox: Mailbox::new(rank, rx, DEFAULT_TIMEOUT),
+        .map(|local| Sim {
+            local,
             machine: machine.clone(),
             next_inject: 0,
             pending: Vec::new(),
@@ -381,21 +376,16 @@ impl Sim {
             return Ok(());
         }
         let burst = std::mem::take(&mut self.pending);
-        let arrivals = self.machine.arrivals(self.rank, &burst);
+        let src = self.rank();
+        let arrivals = self.machine.arrivals(src, &burst);
         for (p, at_ns) in burst.into_iter().zip(arrivals) {
             let msg = Message {
-                src: self.rank,
+                src,
                 tag: p.tag,
                 data: p.data,
                 at_ns,
             };
-            self.peers[p.dest]
-                .send(Ok(msg))
-                .map_err(|_| Error::PeerGone {
-                    rank: self.rank,
-                    peer: p.dest,
-                    reason: "its thread has ended".into(),
-                })?;
+            self.local.deliver(p.dest, msg)?;
         }
         Ok(())
     }
@@ -410,11 +400,11 @@ impl Sim {
 
 impl Transport for Sim {
     fn rank(&self) -> usize {
-        self.rank
+        self.local.rank()
     }
 
     fn size(&self) -> usize {
-        self.peers.len()
+        self.local.size()
     }
 
     fn send(&mut self, dest: usize, tag: Tag, data: Bytes) -> Result<()> {
@@ -436,7 +426,7 @@ impl Transport for Sim {
     fn recv(&mut self, src: usize, tag: Tag) -> Result<Bytes> {
         check_rank(src, self.size())?;
         self.flush()?;
-        let msg = self.mailbox.recv_message(src, tag)?;
+        let msg = self.local.mailbox.recv_message(src, tag)?;
         Ok(self.received(msg))
     }
 
@@ -446,7 +436,7 @@ impl Transport for Sim {
     fn try_recv(&mut self, src: usize, tag: Tag) -> Result<Option<Bytes>> {
         check_rank(src, self.size())?;
         self.flush()?;
-        let msg = self.mailbox.try_recv_message(src, tag)?;
+        let msg = self.local.mailbox.try_recv_message(src, tag)?;
         Ok(msg.map(|m| self.received(m)))
     }
 
@@ -463,7 +453,7 @@ impl Transport for Sim {
     }
 
     fn set_timeout(&mut self, timeout: Duration) {
-        self.mailbox.set_timeout(timeout);
+        self.local.set_timeout(timeout);
     }
 
     fn hosts(&self) -> Vec<String> {
@@ -485,10 +475,10 @@ impl Transport for Sim {
 }
 
 impl Drop for Sim {
-    /// As a local rank: the others learn at once that it ended.
+    /// Hands over what the rank sent last; its `Local` then tells the
+    /// others that it ended.
     fn drop(&mut self) {
         let _ = self.flush();
-        farewell(&self.peers, self.rank);
     }
 }
 
