@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use autocoll::sim::Model;
 
-use crate::bench::Row;
+use crate::bench::{parse_json, Row};
 use crate::out::say;
 use crate::Failure;
 
@@ -148,14 +148,7 @@ fn read_run(path: &Path) -> Result<(Vec<String>, Vec<Row>), Failure> {
     let text = std::fs::read(path)
         .with_context(|| format!("reading {}", path.display()))
         .map_err(Failure::Run)?;
-    let doc: serde_json::Value = serde_json::from_slice(&text)
-        .map_err(|e| Failure::Usage(format!("{}: not JSON: {e}", path.display())))?;
-    let field = |name: &str, e: serde_json::Error| {
-        Failure::Usage(format!("{}: field `{name}`: {e}", path.display()))
-    };
-    let hosts = serde_json::from_value(doc["hosts"].clone()).map_err(|e| field("hosts", e))?;
-    let rows = serde_json::from_value(doc["results"].clone()).map_err(|e| field("results", e))?;
-    Ok((hosts, rows))
+    parse_json(&text, path).map_err(Failure::Usage)
 }
 
 /// The 2-rank rows' line in ns: the least-squares slope through the

@@ -34,7 +34,7 @@ use crate::{args, baseline, Failure};
 use crate::out::say;
 use plan::{plan, Sweep};
 pub(crate) use plan::{plan_ours, sizes, Planned, Subject};
-pub(crate) use rows::Row;
+pub(crate) use rows::{parse_json, Row};
 use rows::{table_header, table_line, write_outputs};
 use run::{as_rank, run_mpi};
 pub(crate) use run::{

@@ -3,7 +3,7 @@
 //! (`autocoll.bench/1`, with the raw repetitions), CSV and an SVG plot.
 //! `tune`, `compare` and the plots read the same rows.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use autocoll::measure::{Flag, Measurement, Method};
@@ -181,6 +181,18 @@ pub(super) fn write_outputs(
         write(path, svg.as_bytes(), "--plot")?;
     }
     Ok(())
+}
+
+/// The hosts and the rows of a `--json` document (`text`, read from
+/// `path`); the error names the file and what is wrong in it.
+pub(crate) fn parse_json(text: &[u8], path: &Path) -> Result<(Vec<String>, Vec<Row>), String> {
+    let doc: serde_json::Value =
+        serde_json::from_slice(text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+    let field =
+        |name: &str, e: serde_json::Error| format!("{}: field `{name}`: {e}", path.display());
+    let hosts = serde_json::from_value(doc["hosts"].clone()).map_err(|e| field("hosts", e))?;
+    let rows = serde_json::from_value(doc["results"].clone()).map_err(|e| field("results", e))?;
+    Ok((hosts, rows))
 }
 
 fn csv(rows: &[Row]) -> String {

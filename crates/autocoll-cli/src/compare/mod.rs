@@ -20,7 +20,6 @@ use std::sync::Arc;
 use anyhow::{anyhow, Context};
 use autocoll::select::{format_bytes, parse_bytes};
 use autocoll::Collective;
-use serde_json::Value;
 
 use crate::bench::Row;
 use crate::cluster::{self, spec::Spec};
@@ -390,10 +389,7 @@ fn read_rows(raw: &Path, transport: &str, op: Collective) -> anyhow::Result<Vec<
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
         };
-        let doc: Value = serde_json::from_slice(&text)
-            .with_context(|| format!("{}: not JSON", path.display()))?;
-        let found: Vec<Row> = serde_json::from_value(doc["results"].clone())
-            .with_context(|| format!("{}: field `results`", path.display()))?;
+        let (_, found) = crate::bench::parse_json(&text, &path).map_err(|e| anyhow!(e))?;
         rows.extend(found);
     }
     Ok(rows)
