@@ -4,10 +4,10 @@
 //!
 //! Each point's candidates are measured together in rounds, in a fresh
 //! random order each round ([`race`]): by default a race, the clearly
-//! slower dropped early; `--exhaustive` runs every candidate every round. Every finished point, and
-//! the unfinished race of the point under way, is saved (atomically) to
-//! `<out>.partial.json`, so `--resume` continues an interrupted sweep where
-//! it stopped.
+//! slower dropped early; `--exhaustive` runs every candidate every round.
+//! Every finished point, and the unfinished race of the point under way,
+//! is saved (atomically) to `<out>.partial.json`, so `--resume` continues
+//! an interrupted sweep where it stopped.
 
 pub(crate) mod judge;
 pub(crate) mod race;
