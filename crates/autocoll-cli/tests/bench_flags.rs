@@ -67,3 +67,67 @@ fn issue20_compare_truth_pairs_the_methods_and_flags_crowded_figures() {
         "{stdout}"
     );
 }
+
+/// Issue 20: `bench --best` races the candidates as `tune` does and shows
+/// only each point's winner; the JSON keeps every candidate, marked.
+#[test]
+fn issue20_bench_best_shows_the_winner_of_a_race() {
+    let dir = std::env::temp_dir().join(format!("autocoll-test-best-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("r.json");
+    let out = autocoll()
+        .args(["bench", "--op", "bcast", "-n", "4", "--bytes", "1K,4K"])
+        .args(["--impl", "bcast:flat,bcast:kary:k=3,bcast:chain"])
+        .args(["--best", "--calls", "2", "--max-reps", "5", "--warmup", "1"])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let rows = doc["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 6, "every candidate at both sizes");
+    for (bytes, text) in [(1024, "1K"), (4096, "4K")] {
+        let shown: Vec<&str> = stdout
+            .lines()
+            .skip(1)
+            .filter(|l| l.split_whitespace().nth(2) == Some(text))
+            .collect();
+        assert_eq!(shown.len(), 1, "one winner at {bytes}: {stdout}");
+        let imp = shown[0].split_whitespace().next().unwrap();
+        let row = rows
+            .iter()
+            .find(|r| r["bytes"] == bytes && r["impl"] == imp)
+            .unwrap();
+        assert_eq!(row["race"]["live"], true, "{row}");
+        assert!(row["race"]["same_as"].is_null(), "{row}");
+    }
+}
+
+#[test]
+fn issue20_bench_best_with_several_methods_is_refused() {
+    let out = autocoll()
+        .args([
+            "bench",
+            "--op",
+            "bcast",
+            "-n",
+            "2",
+            "--best",
+            "--compare-truth",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--best reports one winner per point"),
+        "{stderr}"
+    );
+}

@@ -74,6 +74,7 @@ fn tune_writes_a_table_of_the_measured_winners_and_resumes() {
             .iter()
             .filter(|o| o["op"] == r["op"] && o["ranks"] == r["ranks"] && o["bytes"] == r["bytes"])
             .filter(|o| o["median_s"].is_f64() && o["race"]["live"] == true)
+            .filter(|o| o["race"]["same_as"].is_null())
             .min_by(|a, b| {
                 a["median_s"]
                     .as_f64()
@@ -124,9 +125,7 @@ fn issue20_a_resumed_tune_goes_on_with_the_saved_race() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("t.toml.partial.json")).unwrap())
-            .unwrap();
+    let doc = partial(&dir);
     assert_eq!(doc["races"].as_array().unwrap().len(), 0, "the race ended");
     let rows = doc["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
@@ -134,6 +133,44 @@ fn issue20_a_resumed_tune_goes_on_with_the_saved_race() {
         assert_eq!(row["raw_s"][0], first, "{row}");
         assert!(row["race"]["rounds"].as_u64().unwrap() >= 2, "{row}");
     }
+}
+
+/// Candidates that send the same messages are raced as one: on 4 ranks
+/// the 3-ary tree is the flat tree, and carries its figures.
+#[test]
+fn issue20_a_race_measures_candidates_that_send_the_same_messages_once() {
+    let dir = tempdir("tune-alike");
+    let out = autocoll()
+        .args(["tune", "--op", "bcast", "-n", "4", "--bytes", "1K"])
+        .args(["--impl", "bcast:flat,bcast:kary:k=3,bcast:chain"])
+        .args(["--max-reps", "5", "--calls", "2", "--warmup", "1"])
+        .args(["--method", "ol-i", "--out"])
+        .arg(dir.join("t.toml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = partial(&dir);
+    let rows = doc["rows"].as_array().unwrap();
+    let by = |id: &str| rows.iter().find(|r| r["impl"] == id).unwrap();
+    assert_eq!(rows.len(), 3, "a row for every candidate");
+    let (flat, kary) = (by("bcast:flat"), by("bcast:kary:k=3"));
+    assert_eq!(kary["race"]["same_as"], "bcast:flat", "{kary}");
+    assert_eq!(
+        kary["raw_s"], flat["raw_s"],
+        "the figures of the one measured"
+    );
+    assert!(by("bcast:chain")["race"]["same_as"].is_null());
+    let table = Table::load(&dir.join("t.toml")).unwrap();
+    let winner = table.lookup(Collective::Bcast, 4, 1024).unwrap();
+    assert_ne!(
+        winner.to_string(),
+        "bcast:kary:k=3",
+        "a carried row never wins"
+    );
 }
 
 #[test]
@@ -476,6 +513,12 @@ fn adapt_replay_names_what_is_wrong_with_its_file() {
     );
 }
 
+/// The partial file of the sweep written to `dir/t.toml`.
+fn partial(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("t.toml.partial.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
 fn tempdir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("autocoll-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -503,9 +546,7 @@ fn issue20_tune_on_crowded_cores_still_measures_every_winner_and_flags_it() {
     let warning = "6 ranks on 2 cores of one machine";
     assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
     assert!(stderr.contains("truth assumes that the ranks enter each call together"));
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("t.toml.partial.json")).unwrap())
-            .unwrap();
+    let doc = partial(&dir);
     let rows = doc["rows"].as_array().unwrap();
     let table = Table::load(&dir.join("t.toml")).expect("a tuning file");
     for bytes in [1024, 65536] {

@@ -42,6 +42,7 @@ pub(crate) use run::{
     Report, Sink,
 };
 
+mod best;
 mod plan;
 mod rows;
 mod run;
@@ -87,6 +88,15 @@ pub struct Args {
     /// relative error against it (of the medians).
     #[arg(long)]
     compare_truth: bool,
+    /// Race each point's candidates as `tune` does (the clearly slower
+    /// dropped; docs/tuning.md) and show only the winner; the JSON and CSV
+    /// keep every candidate, marked. One method; not under mpi.
+    #[arg(long)]
+    best: bool,
+    /// With --best: candidates whose times differ by less than this share
+    /// of the best's are not told apart (the race ends there).
+    #[arg(long, default_value_t = 0.02)]
+    tolerance: f64,
     #[command(flatten)]
     stats: crate::args::Repeat,
     /// Where the ranks run.
@@ -194,6 +204,10 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
     a.trace.check()?;
     let model = a.model.load(a.transport)?;
     let opts = a.stats.options();
+    let race = match a.best {
+        true => Some(best::rule(&a, &methods, &opts)?),
+        false => None,
+    };
     let sweep = Sweep {
         op,
         impls: &impls,
@@ -218,12 +232,16 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
     let bar = progress(total as u64);
     let rows = Arc::new(Mutex::new(Vec::<Row>::new()));
     let sink: Sink = {
-        let (bar, rows) = (bar.clone(), rows.clone());
+        let (bar, rows, only_best) = (bar.clone(), rows.clone(), a.best);
         Arc::new(move |batch: Vec<Row>| {
             // The table goes to stdout, the bar to stderr (hidden when it
             // is not a terminal); suspending the bar keeps the two apart.
             bar.suspend(|| {
-                for row in &batch {
+                let shown: Vec<&Row> = match only_best {
+                    true => best::winner(&batch).into_iter().collect(),
+                    false => batch.iter().collect(),
+                };
+                for row in shown {
                     say!("{}", table_line(row));
                 }
             });
@@ -246,7 +264,14 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
                     p: *p,
                     sim: model.as_ref(),
                 };
-                run_local(ranks, plan, &opts, timeout, trace.as_deref(), &stop, &*sink)
+                match race {
+                    Some(rule) => every_rank_ok(ranks.run(|mut comm| {
+                        comm.set_timeout(timeout);
+                        crate::traced::start(&mut comm, trace.as_deref())?;
+                        best::run(&mut comm, plan, methods[0], &opts, rule, &stop, &*sink)
+                    })),
+                    None => run_local(ranks, plan, &opts, timeout, trace.as_deref(), &stop, &*sink),
+                }
             }
             Transport::Tcp => run_tcp(
                 *p,

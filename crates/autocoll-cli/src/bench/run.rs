@@ -97,9 +97,14 @@ pub(super) fn as_rank(
     }
     let plan = plan(sweep);
     let sink = |rows: Vec<Row>| say(&Report::Rows(rows));
-    rank_main(&mut comm, &plan, opts, stop, None, &sink)
-        .context("running the plan")
-        .map_err(Failure::Run)?;
+    let outcome = if a.best {
+        let methods = super::methods(&a.method, a.compare_truth)?;
+        let rule = super::best::rule(a, &methods, opts)?;
+        super::best::run(&mut comm, &plan, methods[0], opts, rule, stop, &sink)
+    } else {
+        rank_main(&mut comm, &plan, opts, stop, None, &sink)
+    };
+    outcome.context("running the plan").map_err(Failure::Run)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -473,16 +473,25 @@ impl Saver {
 /// The rule the flags give: a race, or under `--exhaustive` every
 /// candidate every round.
 fn rule_of(a: &Args, opts: &Options) -> Result<RaceRule, Failure> {
-    if !(0.0..1.0).contains(&a.tolerance) {
+    race_rule(a.tolerance, opts, a.exhaustive)
+}
+
+/// A race's rule from `--tolerance`, the repetition options and
+/// `--exhaustive` (`tune`'s and `bench --best`'s).
+pub(crate) fn race_rule(
+    tolerance: f64,
+    opts: &Options,
+    exhaustive: bool,
+) -> Result<RaceRule, Failure> {
+    if !(0.0..1.0).contains(&tolerance) {
         return Err(Failure::Usage(format!(
-            "--tolerance {} must lie in [0, 1): a share of the best's time",
-            a.tolerance
+            "--tolerance {tolerance} must lie in [0, 1): a share of the best's time"
         )));
     }
     Ok(RaceRule {
-        tolerance: a.tolerance,
+        tolerance,
         max_reps: opts.max_reps.max(RaceRule::default().min_reps),
-        eliminate: !a.exhaustive,
+        eliminate: !exhaustive,
         ..RaceRule::default()
     })
 }
@@ -536,7 +545,11 @@ fn as_rank(
 /// median rests on a few repetitions that ruled it out).
 pub fn winners(rows: &[Row]) -> BTreeMap<(String, usize, usize), Row> {
     let mut best: BTreeMap<(String, usize, usize), Row> = BTreeMap::new();
-    let contends = |r: &&Row| r.race.is_none_or(|m| m.live);
+    let contends = |r: &&Row| {
+        r.race
+            .as_ref()
+            .is_none_or(|m| m.live && m.same_as.is_none())
+    };
     for r in rows
         .iter()
         .filter(|r| r.median_s.is_finite())
@@ -647,6 +660,19 @@ fn write_outputs(a: &Args, rows: &[Row]) -> Result<(), Failure> {
             r.imp,
             r.method,
             r.flag_text()
+        );
+    }
+    let carried = rows
+        .iter()
+        .filter(|r| r.race.as_ref().is_some_and(|m| m.same_as.is_some()))
+        .count();
+    if carried > 0 {
+        say!(
+            "raced {} of {} candidates: the other {carried} send the same messages as one raced \
+             at their point (\"same_as\" in {})",
+            rows.len() - carried,
+            rows.len(),
+            partial_path(&a.out).display()
         );
     }
     if let Some(path) = &a.export_ompi {

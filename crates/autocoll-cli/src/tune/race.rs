@@ -4,12 +4,13 @@
 //! the leader reports the race after every round, so that the partial file
 //! can hold a point's unfinished race and `--resume` go on with it.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use autocoll::measure::race::{Ending, Race, Rule};
-use autocoll::measure::{self, machines, Flag, Method, Options, Point};
+use autocoll::measure::{self, machines, same, Flag, Method, Options, Point};
 use autocoll::select::format_bytes;
-use autocoll::Communicator;
+use autocoll::{Communicator, Layout};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::{self, Row, Subject};
@@ -61,7 +62,7 @@ impl Saved {
 }
 
 /// A raced candidate's part in its race.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mark {
     /// Still in at the end (a dropped candidate's figures rest on its few
     /// repetitions).
@@ -70,6 +71,10 @@ pub struct Mark {
     pub ending: Ending,
     /// Rounds the race ran.
     pub rounds: usize,
+    /// Not raced: it sends the same messages as this candidate, whose
+    /// figures it carries ([`autocoll::measure::same`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_as: Option<String>,
 }
 
 /// What the ranks of a racing sweep share.
@@ -102,10 +107,26 @@ pub fn run(
     round: &(dyn Fn(Saved) + Sync),
 ) -> autocoll::Result<()> {
     let found = bench::machines(comm, &[s.method], true)?;
-    for (k, heat) in s.heats.iter().enumerate() {
+    let layout = comm
+        .layout()
+        .cloned()
+        .unwrap_or_else(|_| Layout::one_host(comm.size()));
+    for (k, whole) in s.heats.iter().enumerate() {
         if !measure::agree(comm, !s.stop.load(Ordering::Relaxed))? {
             break;
         }
+        // Every rank groups the candidates itself, alike (same::classes
+        // depends on nothing that differs between ranks).
+        let classes = if s.rule.eliminate {
+            same::classes(whole, &layout)?
+        } else {
+            (0..whole.len()).collect()
+        };
+        let heat: Vec<Point> = (0..whole.len())
+            .filter(|&i| classes[i] == i)
+            .map(|i| whole[i].clone())
+            .collect();
+        let heat = heat.as_slice();
         let mut method = s.method;
         let mut raced = race_one(comm, s, heat, method, k as u64 + 1, round)?;
         let short = raced
@@ -127,7 +148,7 @@ pub fn run(
             raced = race_one(comm, s, heat, method, k as u64 + 1, round)?;
         }
         if let Some(raced) = raced.filter(|r| r.race.ending.is_some()) {
-            let mut out = rows_of(heat, comm.size(), raced);
+            let mut out = with_alike(whole, &classes, rows_of(heat, comm.size(), raced));
             for r in &mut out {
                 if method != s.method {
                     r.flag(Flag::Fallback);
@@ -184,10 +205,37 @@ fn rows_of(heat: &[Point], ranks: usize, raced: measure::Raced) -> Vec<Row> {
                 live,
                 ending,
                 rounds: raced.race.rounds,
+                same_as: None,
             });
             row
         })
         .collect()
+}
+
+/// The rows of a whole heat from those of its raced candidates (the first
+/// of each class, in order): a candidate that sends the same messages as
+/// an earlier one gets that one's row under its own name, marked.
+fn with_alike(whole: &[Point], classes: &[usize], raced: Vec<Row>) -> Vec<Row> {
+    let mut by_first: BTreeMap<usize, Row> = BTreeMap::new();
+    let firsts = (0..whole.len()).filter(|&i| classes[i] == i);
+    for (i, row) in firsts.zip(raced) {
+        by_first.insert(i, row);
+    }
+    let mut out = Vec::with_capacity(whole.len());
+    for (i, point) in whole.iter().enumerate() {
+        let Some(first) = by_first.get(&classes[i]) else {
+            continue;
+        };
+        let mut row = first.clone();
+        if classes[i] != i {
+            row.imp = point.imp.to_string();
+            if let Some(mark) = &mut row.race {
+                mark.same_as = Some(first.imp.clone());
+            }
+        }
+        out.push(row);
+    }
+    out
 }
 
 /// Groups a plan's points into races: consecutive points of one

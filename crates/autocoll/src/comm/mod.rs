@@ -7,6 +7,54 @@
 //! between one pair of ranks with one tag arrive in the order they were sent.
 //! Collectives know nothing else about the transport.
 
+/// The methods of a [`Transport`] that wraps another in the field
+/// `$inner` and changes only `send` and `recv` (the pattern's counter,
+/// `measure::same`'s log): everything else is the inner transport's.
+macro_rules! forward_transport {
+    ($inner:ident) => {
+        fn rank(&self) -> usize {
+            self.$inner.rank()
+        }
+
+        fn size(&self) -> usize {
+            self.$inner.size()
+        }
+
+        fn try_recv(
+            &mut self,
+            src: usize,
+            tag: $crate::comm::Tag,
+        ) -> $crate::error::Result<Option<bytes::Bytes>> {
+            self.$inner.try_recv(src, tag)
+        }
+
+        fn kind(&self) -> &'static str {
+            self.$inner.kind()
+        }
+
+        fn shared_clock(&self) -> bool {
+            self.$inner.shared_clock()
+        }
+
+        fn set_timeout(&mut self, timeout: std::time::Duration) {
+            self.$inner.set_timeout(timeout)
+        }
+
+        fn hosts(&self) -> Vec<String> {
+            self.$inner.hosts()
+        }
+
+        fn switches(&self) -> Vec<Option<String>> {
+            self.$inner.switches()
+        }
+
+        fn finish_sends(&mut self) -> $crate::error::Result<()> {
+            self.$inner.finish_sends()
+        }
+    };
+}
+pub(crate) use forward_transport;
+
 mod communicator;
 pub mod local;
 mod mailbox;

@@ -17,6 +17,7 @@ mod driver;
 pub mod machines;
 mod ol_i;
 pub mod race;
+pub mod same;
 pub mod stats;
 pub mod truth;
 

@@ -127,7 +127,10 @@ impl Race {
         if self.ending.is_some() {
             return true;
         }
-        if self.contenders().len() <= 1 {
+        // A candidate alone from the start (its rivals all send the same
+        // messages) still needs figures of its own: the point's winner.
+        let live = self.contenders();
+        if live.len() <= 1 && live.iter().all(|&i| self.reps[i].len() >= rule.min_reps) {
             return self.end(Ending::Alone);
         }
         let short = |i: &usize| self.reps[*i].len() < rule.min_reps;
@@ -303,10 +306,15 @@ mod tests {
     }
 
     #[test]
-    fn a_race_of_one_is_decided_at_once() {
+    fn issue20_a_race_of_one_is_decided_once_it_has_figures() {
+        let rule = Rule::default();
         let mut race = Race::new(1);
-        assert!(race.close_round(&Rule::default()));
+        for round in 0..rule.min_reps {
+            assert!(!race.close_round(&rule), "round {round}: not yet measured");
+            race.add(0, 1.0);
+        }
+        assert!(race.close_round(&rule));
         assert_eq!(race.ending, Some(Ending::Alone));
-        assert_eq!(race.winner(), None, "decided, but never measured");
+        assert_eq!(race.winner(), Some(0));
     }
 }

@@ -10,7 +10,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 use bytes::Bytes;
 
@@ -78,13 +77,7 @@ fn lock(recorder: &Mutex<Recorder>) -> MutexGuard<'_, Recorder> {
 }
 
 impl Transport for Recording {
-    fn rank(&self) -> usize {
-        self.inner.rank()
-    }
-
-    fn size(&self) -> usize {
-        self.inner.size()
-    }
+    crate::comm::forward_transport!(inner);
 
     /// Counts the message once the inner transport has taken it: one it
     /// refuses was never sent.
@@ -97,34 +90,6 @@ impl Transport for Recording {
 
     fn recv(&mut self, src: usize, tag: Tag) -> Result<Bytes> {
         self.inner.recv(src, tag)
-    }
-
-    fn try_recv(&mut self, src: usize, tag: Tag) -> Result<Option<Bytes>> {
-        self.inner.try_recv(src, tag)
-    }
-
-    fn kind(&self) -> &'static str {
-        self.inner.kind()
-    }
-
-    fn shared_clock(&self) -> bool {
-        self.inner.shared_clock()
-    }
-
-    fn set_timeout(&mut self, timeout: Duration) {
-        self.inner.set_timeout(timeout)
-    }
-
-    fn hosts(&self) -> Vec<String> {
-        self.inner.hosts()
-    }
-
-    fn switches(&self) -> Vec<Option<String>> {
-        self.inner.switches()
-    }
-
-    fn finish_sends(&mut self) -> Result<()> {
-        self.inner.finish_sends()
     }
 }
 

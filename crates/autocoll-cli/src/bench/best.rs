@@ -1,0 +1,64 @@
+//! `bench --best`: each point's candidates raced as `tune` races them
+//! ([`crate::tune::race`]: interleaved rounds, the clearly slower dropped,
+//! candidates that send the same messages raced once), and only the
+//! winner shown. The JSON and CSV keep every candidate's row, marked with
+//! its part in the race.
+
+use std::sync::atomic::AtomicBool;
+
+use autocoll::measure::race::Rule;
+use autocoll::measure::{Method, Options};
+use autocoll::Communicator;
+
+use super::plan::{Planned, Subject};
+use super::{Args, Row, Transport};
+use crate::tune::race::{self, Setup};
+use crate::Failure;
+
+/// What `--best` cannot be combined with, and the race's rule.
+pub(super) fn rule(a: &Args, methods: &[Method], opts: &Options) -> Result<Rule, Failure> {
+    let refuse = |why: &str| Err(Failure::Usage(format!("--best {why}")));
+    if a.transport == Transport::Mpi {
+        return refuse("races on --transport local, tcp or sim, not mpi");
+    }
+    if a.baseline || a.compare_truth {
+        return refuse("reports one winner per point: not with --baseline or --compare-truth");
+    }
+    if methods.len() != 1 {
+        return refuse("races the candidates with one --method, not several");
+    }
+    crate::tune::race_rule(a.tolerance, opts, false)
+}
+
+/// Every rank's part: the plan's points raced, rank 0 handing each
+/// point's rows to `rows`.
+pub(super) fn run(
+    comm: &mut Communicator,
+    plan: &[Planned],
+    method: Method,
+    opts: &Options,
+    rule: Rule,
+    stop: &AtomicBool,
+    rows: &(dyn Fn(Vec<Row>) + Sync),
+) -> autocoll::Result<()> {
+    let points = plan.iter().filter_map(|p| match &p.subject {
+        Subject::Ours(point) => Some(point.clone()),
+        Subject::Library(..) => None,
+    });
+    let heats = race::heats(points.collect());
+    let setup = Setup {
+        heats: &heats,
+        method,
+        opts: *opts,
+        rule,
+        saved: &[],
+        stop,
+    };
+    race::run(comm, &setup, rows, &|_| {})
+}
+
+/// The row of a point's winner, among its rows.
+pub(super) fn winner(rows: &[Row]) -> Option<&Row> {
+    let best = crate::tune::winners(rows).into_values().next()?;
+    rows.iter().find(|r| r.imp == best.imp)
+}
