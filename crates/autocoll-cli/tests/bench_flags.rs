@@ -7,7 +7,7 @@
 mod support;
 
 use serde_json::Value;
-use support::autocoll;
+use support::{autocoll, succeeded};
 
 #[test]
 fn issue20_compare_truth_pairs_the_methods_and_flags_crowded_figures() {
@@ -76,20 +76,15 @@ fn issue20_bench_best_shows_the_winner_of_a_race() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("r.json");
-    let out = autocoll()
-        .args(["bench", "--op", "bcast", "-n", "4", "--bytes", "1K,4K"])
-        .args(["--impl", "bcast:flat,bcast:kary:k=3,bcast:chain"])
-        .args(["--best", "--calls", "2", "--max-reps", "5", "--warmup", "1"])
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeeded(
+        autocoll()
+            .args(["bench", "--op", "bcast", "-n", "4", "--bytes", "1K,4K"])
+            .args(["--impl", "bcast:flat,bcast:kary:k=3,bcast:chain"])
+            .args(["--best", "--calls", "2", "--max-reps", "5", "--warmup", "1"])
+            .arg("--json")
+            .arg(&json),
     );
+    let stdout = String::from_utf8_lossy(&out.stdout);
     let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let rows = doc["results"].as_array().unwrap();
     assert_eq!(rows.len(), 6, "every candidate at both sizes");

@@ -6,7 +6,7 @@
 mod support;
 
 use serde_json::Value;
-use support::autocoll;
+use support::{autocoll, succeeded};
 
 fn scratch(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("autocoll-test-sim-{name}-{}", std::process::id()));
@@ -83,19 +83,14 @@ fn issue20_a_model_fitted_to_two_rank_runs_predicts_them_back() {
         );
     };
     bench(None, &runs);
-    let out = autocoll()
-        .args(["sim", "fit"])
-        .arg(&runs)
-        .arg("--out")
-        .arg(&model)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeeded(
+        autocoll()
+            .args(["sim", "fit"])
+            .arg(&runs)
+            .arg("--out")
+            .arg(&model),
     );
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("fitted to 4 two-rank points on two hosts"),
         "{stdout}"
@@ -117,17 +112,12 @@ fn issue20_a_model_fitted_to_two_rank_runs_predicts_them_back() {
 fn issue20_tune_on_sim_writes_rules_for_64_ranks() {
     let dir = scratch("tune");
     let table = dir.join("t.toml");
-    let out = autocoll()
-        .args(["tune", "--transport", "sim", "-n", "64", "--op", "bcast"])
-        .args(["--impl", "bcast:flat,bcast:binomial,bcast:chain:seg=8K"])
-        .args(["--bytes", "1K,256K", "--out"])
-        .arg(&table)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        autocoll()
+            .args(["tune", "--transport", "sim", "-n", "64", "--op", "bcast"])
+            .args(["--impl", "bcast:flat,bcast:binomial,bcast:chain:seg=8K"])
+            .args(["--bytes", "1K,256K", "--out"])
+            .arg(&table),
     );
     let text = std::fs::read_to_string(&table).unwrap();
     assert!(text.contains("bcast:chain:seg=8K"), "{text}");

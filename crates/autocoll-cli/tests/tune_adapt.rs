@@ -7,7 +7,7 @@ use std::path::Path;
 
 use autocoll::select::Table;
 use autocoll::Collective;
-use support::autocoll;
+use support::{autocoll, succeeded};
 
 fn tune(dir: &Path, extra: &[&str]) -> std::process::Output {
     autocoll()
@@ -112,18 +112,13 @@ fn issue20_a_resumed_tune_goes_on_with_the_saved_race() {
         }],
     });
     std::fs::write(dir.join("t.toml.partial.json"), saved.to_string()).unwrap();
-    let out = autocoll()
-        .args(["tune", "--op", "bcast", "-n", "2", "--bytes", "4K"])
-        .args(["--impl", &imps.join(",")])
-        .args(["--max-reps", "5", "--calls", "2", "--warmup", "1"])
-        .args(["--method", "ol-i", "--resume", "--out"])
-        .arg(dir.join("t.toml"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        autocoll()
+            .args(["tune", "--op", "bcast", "-n", "2", "--bytes", "4K"])
+            .args(["--impl", &imps.join(",")])
+            .args(["--max-reps", "5", "--calls", "2", "--warmup", "1"])
+            .args(["--method", "ol-i", "--resume", "--out"])
+            .arg(dir.join("t.toml")),
     );
     let doc = partial(&dir);
     assert_eq!(doc["races"].as_array().unwrap().len(), 0, "the race ended");
@@ -140,18 +135,13 @@ fn issue20_a_resumed_tune_goes_on_with_the_saved_race() {
 #[test]
 fn issue20_a_race_measures_candidates_that_send_the_same_messages_once() {
     let dir = tempdir("tune-alike");
-    let out = autocoll()
-        .args(["tune", "--op", "bcast", "-n", "4", "--bytes", "1K"])
-        .args(["--impl", "bcast:flat,bcast:kary:k=3,bcast:chain"])
-        .args(["--max-reps", "5", "--calls", "2", "--warmup", "1"])
-        .args(["--method", "ol-i", "--out"])
-        .arg(dir.join("t.toml"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        autocoll()
+            .args(["tune", "--op", "bcast", "-n", "4", "--bytes", "1K"])
+            .args(["--impl", "bcast:flat,bcast:kary:k=3,bcast:chain"])
+            .args(["--max-reps", "5", "--calls", "2", "--warmup", "1"])
+            .args(["--method", "ol-i", "--out"])
+            .arg(dir.join("t.toml")),
     );
     let doc = partial(&dir);
     let rows = doc["rows"].as_array().unwrap();

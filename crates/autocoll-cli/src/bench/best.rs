@@ -15,8 +15,16 @@ use super::{Args, Row, Transport};
 use crate::tune::race::{self, Setup};
 use crate::Failure;
 
-/// What `--best` cannot be combined with, and the race's rule.
-pub(super) fn rule(a: &Args, methods: &[Method], opts: &Options) -> Result<Rule, Failure> {
+/// What `--best` asks for: the method that races and the race's rule;
+/// `None` without `--best`. Refuses what it cannot be combined with.
+pub(super) fn race_of(
+    a: &Args,
+    methods: &[Method],
+    opts: &Options,
+) -> Result<Option<(Method, Rule)>, Failure> {
+    if !a.best {
+        return Ok(None);
+    }
     let refuse = |why: &str| Err(Failure::Usage(format!("--best {why}")));
     if a.transport == Transport::Mpi {
         return refuse("races on --transport local, tcp or sim, not mpi");
@@ -27,7 +35,8 @@ pub(super) fn rule(a: &Args, methods: &[Method], opts: &Options) -> Result<Rule,
     if methods.len() != 1 {
         return refuse("races the candidates with one --method, not several");
     }
-    crate::tune::race_rule(a.tolerance, opts, false)
+    let rule = crate::tune::race_rule(a.tolerance, opts, false)?;
+    Ok(Some((methods[0], rule)))
 }
 
 /// Every rank's part: the plan's points raced, rank 0 handing each

@@ -204,10 +204,7 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
     a.trace.check()?;
     let model = a.model.load(a.transport)?;
     let opts = a.stats.options();
-    let race = match a.best {
-        true => Some(best::rule(&a, &methods, &opts)?),
-        false => None,
-    };
+    let race = best::race_of(&a, &methods, &opts)?;
     let sweep = Sweep {
         op,
         impls: &impls,
@@ -224,7 +221,7 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
     let stop = Arc::new(AtomicBool::new(false));
     install_ctrl_c(stop.clone());
     if a.transport == Transport::Tcp && launch::is_rank() {
-        return as_rank(&a, &sweep, &opts, &stop);
+        return as_rank(&a, &sweep, &opts, race, &stop);
     }
     if a.transport == Transport::Mpi {
         return run_mpi(&a, &sweep, &opts, &stop);
@@ -264,14 +261,8 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
                     p: *p,
                     sim: model.as_ref(),
                 };
-                match race {
-                    Some(rule) => every_rank_ok(ranks.run(|mut comm| {
-                        comm.set_timeout(timeout);
-                        crate::traced::start(&mut comm, trace.as_deref())?;
-                        best::run(&mut comm, plan, methods[0], &opts, rule, &stop, &*sink)
-                    })),
-                    None => run_local(ranks, plan, &opts, timeout, trace.as_deref(), &stop, &*sink),
-                }
+                let trace = trace.as_deref();
+                run_local(ranks, plan, &opts, race, timeout, trace, &stop, &*sink)
             }
             Transport::Tcp => run_tcp(
                 *p,

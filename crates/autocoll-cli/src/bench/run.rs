@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use autocoll::check::Native;
+use autocoll::measure::race::Rule;
 use autocoll::measure::{self, Flag, Machines, Measurement, Method, Options, Summary};
 use autocoll::sim::Model;
 use autocoll::{local, Communicator};
@@ -84,6 +85,7 @@ pub(super) fn as_rank(
     a: &Args,
     sweep: &Sweep,
     opts: &Options,
+    race: Option<(Method, Rule)>,
     stop: &AtomicBool,
 ) -> Result<ExitCode, Failure> {
     let mut comm = crate::launch::join(Duration::from_secs(a.timeout))?;
@@ -97,14 +99,9 @@ pub(super) fn as_rank(
     }
     let plan = plan(sweep);
     let sink = |rows: Vec<Row>| say(&Report::Rows(rows));
-    let outcome = if a.best {
-        let methods = super::methods(&a.method, a.compare_truth)?;
-        let rule = super::best::rule(a, &methods, opts)?;
-        super::best::run(&mut comm, &plan, methods[0], opts, rule, stop, &sink)
-    } else {
-        rank_main(&mut comm, &plan, opts, stop, None, &sink)
-    };
-    outcome.context("running the plan").map_err(Failure::Run)?;
+    plan_main(&mut comm, &plan, opts, race, stop, &sink)
+        .context("running the plan")
+        .map_err(Failure::Run)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -169,10 +166,12 @@ pub(super) fn run_mpi(
 }
 
 /// Runs the plan on `p` threads, each recording into `trace` if given.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_local(
     ranks: Ranks,
     plan: &[Planned],
     opts: &Options,
+    race: Option<(Method, Rule)>,
     timeout: Duration,
     trace: Option<&Path>,
     stop: &AtomicBool,
@@ -181,9 +180,26 @@ pub(crate) fn run_local(
     let outcomes = ranks.run(|mut comm| {
         comm.set_timeout(timeout);
         traced::start(&mut comm, trace)?;
-        rank_main(&mut comm, plan, opts, stop, None, sink)
+        plan_main(&mut comm, plan, opts, race, stop, sink)
     });
     every_rank_ok(outcomes)
+}
+
+/// A rank's part in a plan without the MPI library's baseline: every
+/// point measured ([`rank_main`]), or with `race` (`--best`) each point's
+/// candidates raced.
+fn plan_main(
+    comm: &mut Communicator,
+    plan: &[Planned],
+    opts: &Options,
+    race: Option<(Method, Rule)>,
+    stop: &AtomicBool,
+    sink: &(dyn Fn(Vec<Row>) + Sync),
+) -> autocoll::Result<()> {
+    match race {
+        Some((method, rule)) => super::best::run(comm, plan, method, opts, rule, stop, sink),
+        None => rank_main(comm, plan, opts, stop, None, sink),
+    }
 }
 
 /// The ranks of a job in this process: `p` threads, on virtual time when

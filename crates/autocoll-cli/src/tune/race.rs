@@ -4,7 +4,6 @@
 //! the leader reports the race after every round, so that the partial file
 //! can hold a point's unfinished race and `--resume` go on with it.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use autocoll::measure::race::{Ending, Race, Rule};
@@ -216,23 +215,22 @@ fn rows_of(heat: &[Point], ranks: usize, raced: measure::Raced) -> Vec<Row> {
 /// of each class, in order): a candidate that sends the same messages as
 /// an earlier one gets that one's row under its own name, marked.
 fn with_alike(whole: &[Point], classes: &[usize], raced: Vec<Row>) -> Vec<Row> {
-    let mut by_first: BTreeMap<usize, Row> = BTreeMap::new();
-    let firsts = (0..whole.len()).filter(|&i| classes[i] == i);
-    for (i, row) in firsts.zip(raced) {
-        by_first.insert(i, row);
-    }
-    let mut out = Vec::with_capacity(whole.len());
+    let mut raced = raced.into_iter();
+    let mut out: Vec<Row> = Vec::with_capacity(whole.len());
     for (i, point) in whole.iter().enumerate() {
-        let Some(first) = by_first.get(&classes[i]) else {
-            continue;
-        };
-        let mut row = first.clone();
-        if classes[i] != i {
+        // A class's first comes before the rest, so its row is out[first].
+        let row = if classes[i] == i {
+            let Some(row) = raced.next() else { break };
+            row
+        } else {
+            let first = &out[classes[i]];
+            let mut row = first.clone();
             row.imp = point.imp.to_string();
             if let Some(mark) = &mut row.race {
                 mark.same_as = Some(first.imp.clone());
             }
-        }
+            row
+        };
         out.push(row);
     }
     out

@@ -16,6 +16,18 @@ pub fn autocoll() -> Command {
     Command::new(env!("CARGO_BIN_EXE_autocoll"))
 }
 
+/// What `cmd` printed, once it has exited successfully (else the test
+/// fails with its stderr).
+pub fn succeeded(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("the command starts");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Why this machine cannot make emulated clusters, if it cannot. Under CI
 /// (which runs as root) a missing capability is a failure, not a skip.
 pub fn cannot_make_clusters() -> Option<&'static str> {
