@@ -2,7 +2,7 @@
  * osu_coll: an OSU-style latency benchmark of MPI's collectives, to measure
  * them with and without libautocoll_mpi.so preloaded (scripts/mpi-preload-bench).
  *
- *   osu_coll OP MINBYTES MAXBYTES [ITERS] [WARMUP]
+ *   osu_coll [--paired=BLOCK] OP MINBYTES MAXBYTES [ITERS] [WARMUP]
  *
  * OP: bcast reduce allreduce gather scatter allgather barrier, or all.
  * Sizes: the powers of two from MINBYTES to MAXBYTES (a size may end in K
@@ -24,6 +24,19 @@
  * (the printed size is the one asked for). The root is rank 0. The result
  * of the last iteration is checked; a wrong one aborts the job with a
  * message. barrier prints one line, with bytes 0.
+ *
+ * --paired=BLOCK measures, in one run, the collective as the program calls
+ * it (MPI_: a preloaded library's when there is one) against the MPI
+ * library's own (PMPI_, past any wrapper): ITERS calls of each, in blocks
+ * of BLOCK that alternate (the side that goes first alternates from pair
+ * to pair), every call after a PMPI_Barrier. Rank 0 prints per pair of
+ * blocks the mean over ranks of each block's time per call:
+ *
+ *   # op bytes pair with_us without_us
+ *   allgather 4 1 301.220 297.804
+ *
+ * Without a preloaded library both sides are the MPI library's: the
+ * run's A/A check. The results of both sides' last calls are checked.
  */
 #include <mpi.h>
 #include <errno.h>
@@ -46,7 +59,7 @@ static void usage(const char *why)
     if (rank == 0) {
         fprintf(stderr, "osu_coll: %s\n", why);
         fprintf(stderr,
-                "usage: osu_coll OP [MINBYTES MAXBYTES [ITERS [WARMUP]]]\n"
+                "usage: osu_coll [--paired=BLOCK] OP [MINBYTES MAXBYTES [ITERS [WARMUP]]]\n"
                 "  OP: bcast reduce allreduce gather scatter allgather barrier all\n"
                 "  sizes: powers of two, optionally with K or M (default 1 to 4M)\n"
                 "  ITERS default 1000, WARMUP default 100 (a tenth above 64K)\n");
@@ -111,33 +124,42 @@ static unsigned char pattern(size_t i, int who, int salt)
     return (unsigned char)(i * 7 + (size_t)who * 31 + (size_t)salt);
 }
 
-/* Runs one collective once. */
-static void call(enum op op, void *s, void *r, size_t bytes, int count)
+/* One call of OP through the prefix P: MPI_ reaches a preloaded library's
+ * wrapper, PMPI_ the MPI library's own collective past any wrapper. */
+#define CALL(P)                                                                             \
+    switch (op) {                                                                           \
+    case BCAST:                                                                             \
+        P##Bcast(s, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);                               \
+        break;                                                                              \
+    case REDUCE:                                                                            \
+        P##Reduce(s, r, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);                     \
+        break;                                                                              \
+    case ALLREDUCE:                                                                         \
+        P##Allreduce(s, r, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);                     \
+        break;                                                                              \
+    case GATHER:                                                                            \
+        P##Gather(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);     \
+        break;                                                                              \
+    case SCATTER:                                                                           \
+        P##Scatter(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);    \
+        break;                                                                              \
+    case ALLGATHER:                                                                         \
+        P##Allgather(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);     \
+        break;                                                                              \
+    case BARRIER:                                                                           \
+        P##Barrier(MPI_COMM_WORLD);                                                         \
+        break;                                                                              \
+    default:                                                                                \
+        abort();                                                                            \
+    }
+
+/* Runs one collective once; NATIVE calls PMPI_ (the MPI library's own). */
+static void call(enum op op, int native, void *s, void *r, size_t bytes, int count)
 {
-    switch (op) {
-    case BCAST:
-        MPI_Bcast(s, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
-        break;
-    case REDUCE:
-        MPI_Reduce(s, r, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-        break;
-    case ALLREDUCE:
-        MPI_Allreduce(s, r, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        break;
-    case GATHER:
-        MPI_Gather(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
-        break;
-    case SCATTER:
-        MPI_Scatter(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
-        break;
-    case ALLGATHER:
-        MPI_Allgather(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
-        break;
-    case BARRIER:
-        MPI_Barrier(MPI_COMM_WORLD);
-        break;
-    default:
-        abort();
+    if (native) {
+        CALL(PMPI_)
+    } else {
+        CALL(MPI_)
     }
 }
 
@@ -213,7 +235,71 @@ static void check(enum op op, unsigned char *s, unsigned char *r, size_t bytes, 
     }
 }
 
-static void run(enum op op, size_t min, size_t max, long iters0, long warmup0)
+/* Runs N timed calls of OP (each after a barrier) and returns their total
+ * time in seconds; CHECK fills the buffers before the last call and checks
+ * its result. NATIVE: the calls and their barriers go to PMPI_, past any
+ * wrapper; otherwise to MPI_, as a program's would. */
+static double block(enum op op, int native, unsigned char *s, unsigned char *r, size_t bytes,
+                    int count, long n, int verify)
+{
+    double total = 0;
+    for (long i = 0; i < n; i++) {
+        if (verify && i == n - 1)
+            prepare(op, s, r, bytes, count);
+        if (native)
+            PMPI_Barrier(MPI_COMM_WORLD);
+        else
+            MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        call(op, native, s, r, bytes, count);
+        total += MPI_Wtime() - t0;
+    }
+    if (verify)
+        check(op, s, r, bytes, count);
+    return total;
+}
+
+/* Prints the mean over ranks of MINE (us per call), its minimum and maximum. */
+static void report(enum op op, size_t bytes, double mine, long iters)
+{
+    double sum = 0, lo = 0, hi = 0;
+    PMPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    PMPI_Reduce(&mine, &lo, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+    PMPI_Reduce(&mine, &hi, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%s %zu %.3f %.3f %.3f %ld\n", names[op], bytes, sum / nprocs, lo, hi, iters);
+}
+
+/* Paired: blocks of BLOCK calls through MPI_ and through PMPI_ alternate
+ * (which goes first alternates too), so that what the machine does over
+ * milliseconds and more hits both alike; every barrier is PMPI_'s. Prints
+ * per pair of blocks the mean over ranks of each side's time per call. */
+static void paired(enum op op, unsigned char *s, unsigned char *r, size_t bytes, int count,
+                   long iters, long warmup, long blocksize)
+{
+    long pairs = (iters + blocksize - 1) / blocksize;
+    double *mine = xmalloc(2 * (size_t)pairs * sizeof(double));
+    double *sum = xmalloc(2 * (size_t)pairs * sizeof(double));
+    block(op, 0, s, r, bytes, count, warmup, 0);
+    block(op, 1, s, r, bytes, count, warmup, 0);
+    for (long p = 0; p < pairs; p++) {
+        long n = iters - p * blocksize < blocksize ? iters - p * blocksize : blocksize;
+        for (int k = 0; k < 2; k++) {
+            int native = (int)((p + k) % 2);
+            mine[2 * p + native] = block(op, native, s, r, bytes, count, n, p == pairs - 1) / n * 1e6;
+        }
+    }
+    PMPI_Reduce(mine, sum, (int)(2 * pairs), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        for (long p = 0; p < pairs; p++)
+            printf("%s %zu %ld %.3f %.3f\n", names[op], bytes, p + 1, sum[2 * p] / nprocs,
+                   sum[2 * p + 1] / nprocs);
+    free(mine);
+    free(sum);
+}
+
+/* BLOCKSIZE 0: the plain latency run; otherwise paired. */
+static void run(enum op op, size_t min, size_t max, long iters0, long warmup0, long blocksize)
 {
     size_t n = (size_t)nprocs;
     size_t top = op == BARRIER ? 0 : max;
@@ -230,29 +316,17 @@ static void run(enum op op, size_t min, size_t max, long iters0, long warmup0)
         if (iters < 1)
             iters = 1;
         int count = bytes / 8 ? (int)(bytes / 8) : 1;
-        double total = 0;
 
         prepare(op, s, r, bytes, count);
-        for (long i = 0; i < warmup + iters; i++) {
-            if (i == warmup + iters - 1)
-                prepare(op, s, r, bytes, count);
-            MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = MPI_Wtime();
-            call(op, s, r, bytes, count);
-            double t = MPI_Wtime() - t0;
-            if (i >= warmup)
-                total += t;
+        if (blocksize > 0) {
+            paired(op, s, r, bytes, count, iters, warmup, blocksize);
+        } else {
+            block(op, 0, s, r, bytes, count, warmup, 0);
+            double total = block(op, 0, s, r, bytes, count, iters, 1);
+            report(op, bytes, total / iters * 1e6, iters);
         }
-        check(op, s, r, bytes, count);
-
-        double mine = total / iters * 1e6, sum = 0, lo = 0, hi = 0;
-        MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-        MPI_Reduce(&mine, &lo, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-        MPI_Reduce(&mine, &hi, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        if (rank == 0) {
-            printf("%s %zu %.3f %.3f %.3f %ld\n", names[op], bytes, sum / nprocs, lo, hi, iters);
+        if (rank == 0)
             fflush(stdout);
-        }
         if (bytes == top)
             break;
         bytes *= 2;
@@ -267,6 +341,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
 
+    long blocksize = 0;
+    if (argc >= 2 && strncmp(argv[1], "--paired=", 9) == 0) {
+        blocksize = parse_count(argv[1] + 9, "--paired=BLOCK", 1);
+        argv++;
+        argc--;
+    }
     if (argc < 2 || argc == 3 || argc > 6)
         usage("wrong number of arguments");
     int first = -1, last = -1;
@@ -304,11 +384,16 @@ int main(int argc, char **argv)
     if (rank == 0) {
         printf("# osu_coll: %d ranks, %ld iterations after %ld warm-up (a tenth above %d B)\n",
                nprocs, iters, warmup, LARGE);
-        printf("# op bytes avg_us min_us max_us iters\n");
+        if (blocksize > 0)
+            printf("# paired: blocks of %ld calls through MPI_ (with) and PMPI_ (without) "
+                   "alternate\n# op bytes pair with_us without_us\n",
+                   blocksize);
+        else
+            printf("# op bytes avg_us min_us max_us iters\n");
         fflush(stdout);
     }
     for (int op = first; op <= last; op++)
-        run((enum op)op, min, max, iters, warmup);
+        run((enum op)op, min, max, iters, warmup, blocksize);
     MPI_Finalize();
     return 0;
 }
