@@ -236,7 +236,7 @@ static void check(enum op op, unsigned char *s, unsigned char *r, size_t bytes, 
 }
 
 /* Runs N timed calls of OP (each after a barrier) and returns their total
- * time in seconds; CHECK fills the buffers before the last call and checks
+ * time in seconds; VERIFY fills the buffers before the last call and checks
  * its result. NATIVE: the calls and their barriers go to PMPI_, past any
  * wrapper; otherwise to MPI_, as a program's would. */
 static double block(enum op op, int native, unsigned char *s, unsigned char *r, size_t bytes,
