@@ -170,12 +170,17 @@ pub enum Outcome {
 }
 
 fn run(a: &Args) -> Outcome {
-    let layout = match plan(a) {
+    let known = crate::state::known(a.comm);
+    let layout = match plan(a, known.as_ref().map(|k| (k.rank, k.size))) {
         Ok(Plan::Nothing) => return Outcome::Done(sys::SUCCESS),
         Ok(Plan::Run(layout)) => layout,
         Err(reason) => return Outcome::Pass(reason),
     };
-    let Some(state) = crate::state::of(a.comm) else {
+    let found = match known {
+        Some(known) => Some(known.state),
+        None => crate::state::of(a.comm, layout.rank, layout.size),
+    };
+    let Some(state) = found else {
         return Outcome::Pass(Reason::Unavailable);
     };
     let mut state = state
@@ -235,12 +240,15 @@ fn execute(
 }
 
 /// Checks a call and lays it out in bytes, or says why MPI must have it.
-pub fn plan(a: &Args) -> Result<Plan, Reason> {
+/// `known` is this rank and the size of a communicator already checked
+/// (an intracommunicator with a state).
+pub fn plan(a: &Args, known: Option<(usize, usize)>) -> Result<Plan, Reason> {
     let invalid = |_code: c_int| Reason::Invalid;
-    if sys::is_inter(a.comm).map_err(invalid)? {
-        return Err(Reason::Intercomm);
-    }
-    let (rank, size) = sys::rank_size(a.comm).map_err(invalid)?;
+    let (rank, size) = match known {
+        Some(known) => known,
+        None if sys::is_inter(a.comm).map_err(invalid)? => return Err(Reason::Intercomm),
+        None => sys::rank_size(a.comm).map_err(invalid)?,
+    };
     let root = match a.op.rooted() {
         true if a.root < 0 || a.root as usize >= size => return Err(Reason::Invalid),
         true => a.root as usize,

@@ -41,6 +41,25 @@ struct Registry {
     states: BTreeMap<u64, Arc<Mutex<State>>>,
     /// True once a communicator spanning the world took the state file.
     state_file_taken: bool,
+    /// The communicator of the last call that found its state.
+    last: Option<Known>,
+}
+
+/// A communicator whose state is built, with its rank and size: a call on
+/// it skips the checks and the attribute lookup (most programs call on one
+/// communicator, and on a machine shared by several ranks those MPI calls
+/// were the larger part of the library's cost on a small call: issue 18).
+/// Forgotten when the communicator is freed ([`delete`]) or at finalize.
+#[derive(Clone)]
+pub struct Known {
+    /// The program's communicator (its handle's bits).
+    comm: usize,
+    /// This rank in it.
+    pub rank: usize,
+    /// Its number of ranks.
+    pub size: usize,
+    /// Its state.
+    pub state: Arc<Mutex<State>>,
 }
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
@@ -48,26 +67,41 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     next: 0,
     states: BTreeMap::new(),
     state_file_taken: false,
+    last: None,
 });
 
 fn registry() -> std::sync::MutexGuard<'static, Registry> {
     REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The state of `comm`, built on its first call; `None` when it cannot be
-/// built (said on stderr), and the call goes to MPI.
-pub fn of(comm: MPI_Comm) -> Option<Arc<Mutex<State>>> {
+/// `comm` if the last call that found its state was on it.
+pub fn known(comm: MPI_Comm) -> Option<Known> {
+    registry()
+        .last
+        .as_ref()
+        .filter(|k| k.comm == comm.0 as usize)
+        .cloned()
+}
+
+/// The state of `comm` (an intracommunicator of `size` ranks, this one
+/// `rank`), built on its first call; `None` when it cannot be built (said
+/// on stderr), and the call goes to MPI.
+pub fn of(comm: MPI_Comm, rank: usize, size: usize) -> Option<Arc<Mutex<State>>> {
     let keyval = keyval()?;
-    if let Some(id) = attribute(comm, keyval) {
-        return registry().states.get(&id).cloned();
-    }
-    match build(comm, keyval) {
-        Ok(state) => Some(state),
-        Err(why) => {
-            boundary::disable(&format!("could not set up a communicator: {why}"));
-            None
-        }
-    }
+    let found = match attribute(comm, keyval) {
+        Some(id) => registry().states.get(&id).cloned(),
+        None => build(comm, keyval)
+            .map_err(|why| boundary::disable(&format!("could not set up a communicator: {why}")))
+            .ok(),
+    };
+    let state = found?;
+    registry().last = Some(Known {
+        comm: comm.0 as usize,
+        rank,
+        size,
+        state: state.clone(),
+    });
+    Some(state)
 }
 
 fn keyval() -> Option<c_int> {
@@ -230,6 +264,7 @@ impl Selector for Rules {
 /// Drops every state, oldest number first: traces are written and the
 /// lottery saves while MPI still runs. Called by `MPI_Finalize`.
 pub fn drop_all() {
+    registry().last = None;
     let states = std::mem::take(&mut registry().states);
     for (_, state) in states {
         drop(state);
@@ -238,13 +273,20 @@ pub fn drop_all() {
 
 /// The attribute's delete callback: the program freed a communicator.
 unsafe extern "C" fn delete(
-    _comm: MPI_Comm,
+    comm: MPI_Comm,
     _keyval: c_int,
     value: *mut c_void,
     _extra: *mut c_void,
 ) -> c_int {
     let id = value as usize as u64;
-    let state = std::panic::catch_unwind(|| registry().states.remove(&id));
+    // The handle may be reused by a communicator made later.
+    let state = std::panic::catch_unwind(|| {
+        let mut reg = registry();
+        if reg.last.as_ref().is_some_and(|k| k.comm == comm.0 as usize) {
+            reg.last = None;
+        }
+        reg.states.remove(&id)
+    });
     if let Ok(Some(state)) = state {
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(state)));
     }

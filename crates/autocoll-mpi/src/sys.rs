@@ -3,6 +3,7 @@
 //! constants are, and how an error reaches the program's handler.
 
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use mpi::ffi::{self, MPI_Comm, MPI_Datatype, MPI_Op};
 
@@ -190,13 +191,21 @@ pub fn raise(comm: MPI_Comm, code: c_int) -> c_int {
 
 /// True once `MPI_Finalize` has run, or before `MPI_Init`.
 pub fn unavailable() -> bool {
-    let (mut init, mut fin): (c_int, c_int) = (0, 0);
-    // SAFETY: both may be called at any time.
-    unsafe {
-        ffi::PMPI_Initialized(&mut init);
-        ffi::PMPI_Finalized(&mut fin);
+    // MPI stays initialised once it is: one call less on every collective.
+    static INITIALIZED: AtomicBool = AtomicBool::new(false);
+    if !INITIALIZED.load(Ordering::Relaxed) {
+        let mut init: c_int = 0;
+        // SAFETY: may be called at any time.
+        unsafe { ffi::PMPI_Initialized(&mut init) };
+        if init == 0 {
+            return true;
+        }
+        INITIALIZED.store(true, Ordering::Relaxed);
     }
-    init == 0 || fin != 0
+    let mut fin: c_int = 0;
+    // SAFETY: may be called at any time.
+    unsafe { ffi::PMPI_Finalized(&mut fin) };
+    fin != 0
 }
 
 /// `MPI_COMM_WORLD`.

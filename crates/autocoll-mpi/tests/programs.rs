@@ -388,3 +388,22 @@ fn issue18_a_rank_that_comes_late_is_waited_for_as_mpi_does() {
         assert_eq!(handled, Some(1), "{op}: {:?}", counts);
     }
 }
+
+#[test]
+fn issue18_a_freed_communicators_handle_reused_is_not_taken_for_the_old_one() {
+    let dir = scratch("reuse");
+    let exe = build("mpicc", "reuse.c", &dir);
+    let select = "fixed:allreduce:ring,bcast:binomial";
+    let out = mpirun(3, true, &[("AUTOCOLL_SELECT", select)], &exe, &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("reuse: ok (0 wrong, "), "{text}");
+    // The case under test happened: some handle came back.
+    let reused: u32 = text
+        .trim_end()
+        .trim_end_matches(" handles reused)")
+        .rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(reused > 0, "{text}");
+}
