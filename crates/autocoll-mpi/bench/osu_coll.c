@@ -235,18 +235,21 @@ static void check(enum op op, unsigned char *s, unsigned char *r, size_t bytes, 
     }
 }
 
-/* Runs N timed calls of OP (each after a barrier) and returns their total
+/* Runs N timed calls of OP, each after a barrier, and returns their total
  * time in seconds; VERIFY fills the buffers before the last call and checks
- * its result. NATIVE: the calls and their barriers go to PMPI_, past any
- * wrapper; otherwise to MPI_, as a program's would. */
-static double block(enum op op, int native, unsigned char *s, unsigned char *r, size_t bytes,
-                    int count, long n, int verify)
+ * its result. NATIVE: the calls go to PMPI_, past any wrapper; otherwise to
+ * MPI_, as a program's would. PMPI_SYNC: the barriers go to PMPI_ (the
+ * paired run's two sides then differ in the timed calls alone: a library's
+ * barrier leaves the ranks at other moments, which the next call's time
+ * shows); otherwise to MPI_. */
+static double block(enum op op, int native, int pmpi_sync, unsigned char *s, unsigned char *r,
+                    size_t bytes, int count, long n, int verify)
 {
     double total = 0;
     for (long i = 0; i < n; i++) {
         if (verify && i == n - 1)
             prepare(op, s, r, bytes, count);
-        if (native)
+        if (pmpi_sync)
             PMPI_Barrier(MPI_COMM_WORLD);
         else
             MPI_Barrier(MPI_COMM_WORLD);
@@ -280,13 +283,13 @@ static void paired(enum op op, unsigned char *s, unsigned char *r, size_t bytes,
     long pairs = (iters + blocksize - 1) / blocksize;
     double *mine = xmalloc(2 * (size_t)pairs * sizeof(double));
     double *sum = xmalloc(2 * (size_t)pairs * sizeof(double));
-    block(op, 0, s, r, bytes, count, warmup, 0);
-    block(op, 1, s, r, bytes, count, warmup, 0);
+    block(op, 0, 1, s, r, bytes, count, warmup, 0);
+    block(op, 1, 1, s, r, bytes, count, warmup, 0);
     for (long p = 0; p < pairs; p++) {
         long n = iters - p * blocksize < blocksize ? iters - p * blocksize : blocksize;
         for (int k = 0; k < 2; k++) {
             int native = (int)((p + k) % 2);
-            mine[2 * p + native] = block(op, native, s, r, bytes, count, n, p == pairs - 1) / n * 1e6;
+            mine[2 * p + native] = block(op, native, 1, s, r, bytes, count, n, p == pairs - 1) / n * 1e6;
         }
     }
     PMPI_Reduce(mine, sum, (int)(2 * pairs), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -321,8 +324,8 @@ static void run(enum op op, size_t min, size_t max, long iters0, long warmup0, l
         if (blocksize > 0) {
             paired(op, s, r, bytes, count, iters, warmup, blocksize);
         } else {
-            block(op, 0, s, r, bytes, count, warmup, 0);
-            double total = block(op, 0, s, r, bytes, count, iters, 1);
+            block(op, 0, 0, s, r, bytes, count, warmup, 0);
+            double total = block(op, 0, 0, s, r, bytes, count, iters, 1);
             report(op, bytes, total / iters * 1e6, iters);
         }
         if (rank == 0)

@@ -49,7 +49,7 @@ struct Registry {
 /// it skips the checks and the attribute lookup (most programs call on one
 /// communicator, and on a machine shared by several ranks those MPI calls
 /// were the larger part of the library's cost on a small call: issue 18).
-/// Forgotten when the communicator is freed ([`delete`]) or at finalize.
+/// Forgotten when the program frees the communicator, and at finalize.
 #[derive(Clone)]
 pub struct Known {
     /// The program's communicator (its handle's bits).

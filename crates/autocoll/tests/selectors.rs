@@ -225,9 +225,8 @@ fn issue6_a_resumed_candidate_the_run_never_measured_keeps_the_file_s_statistics
 }
 
 /// A run without a saved state starts with a warm-up that tries every
-/// candidate once, in its first |Z| calls (and one more per warm-up
-/// message, whose first call is not learned from); a run that loads a
-/// state skips it and lets the best hold for several calls at once.
+/// candidate once, in its first |Z| tries of two calls each; a run that
+/// loads a state skips it and lets the best hold for several calls at once.
 #[test]
 fn issue6_a_saved_state_is_picked_up_by_the_next_run() {
     let path = temp("next-run");
@@ -264,9 +263,8 @@ fn issue6_a_saved_state_is_picked_up_by_the_next_run() {
             .collect::<std::collections::BTreeSet<_>>()
             .len()
     };
-    // The warm-up's first try in each message holds one more call, as the
-    // call that pays for the message is not learned from.
-    let warm_up = z + z.div_ceil(autocoll::select::lottery::WARM_UP_SLOTS);
+    // A try's first call, after a switch, is not learned from.
+    let warm_up = z * autocoll::select::lottery::TRY_CALLS as usize;
     let first = run(150);
     assert_eq!(
         distinct(&first[..warm_up]),
@@ -278,7 +276,7 @@ fn issue6_a_saved_state_is_picked_up_by_the_next_run() {
         text.contains("autocoll.lottery/1") && text.contains("allreduce:"),
         "{text}"
     );
-    let second = run(30);
+    let second = run(warm_up + 10);
     assert!(
         distinct(&second[..warm_up]) < z,
         "the second run started from the saved state: {second:?}"

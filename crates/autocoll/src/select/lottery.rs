@@ -21,10 +21,13 @@
 //! and each time it is left out again the wait doubles, so that a truly
 //! slow candidate costs fewer and fewer trials. All are let back in when
 //! drift is seen. Calls, not draws, time the readmission: how many calls a
-//! draw covers depends on the time-to-live. A
-//! drawn candidate holds for a time-to-live that grows with its share.
+//! draw covers depends on the time-to-live; the wait and the doubling are
+//! kept across runs ([`Stats::readmit_in`]). A drawn candidate holds for a
+//! time-to-live that grows with its share, and at least [`TRY_CALLS`]
+//! (the communicator learns nothing from the first call after a switch);
+//! alone in the lottery, until the next readmission ([`ALONE_HOLDS`]).
 //! Before the lottery proper, a warm-up tries every candidate `min_tries`
-//! times (least-tried first, one call each).
+//! times (least-tried first, a try of [`TRY_CALLS`] each).
 //!
 //! A warmed-up candidate's times enter its average clipped at mean + 2σ
 //! (its variance alike), so that the long right tail of call times
@@ -144,6 +147,23 @@ impl Params {
 /// about three 64 KiB calls).
 pub const WARM_UP_SLOTS: usize = 8;
 
+/// Calls a try holds at least (a warm-up's, a readmission's, an
+/// exploration's): the first call of a candidate after another's, or
+/// after a draw message, runs off its usual time and is not learnt from,
+/// so a try of one call taught only that (issue 18: Open MPI's own
+/// allreduce, 4 KiB on 4 local ranks, took 35-57 µs on its first call
+/// after one of autocoll's trees, against its usual 31.5).
+pub const TRY_CALLS: u32 = 2;
+
+/// How many times its usual time-to-live a candidate alone in the lottery
+/// (every other one left out) may hold: it holds until the next left-out
+/// one is due back (no draw could differ before), and every draw costs a
+/// message. Held at the usual 31 calls, two draws a message, on 4 local
+/// ranks those messages cost about a tenth of a 5 µs call each call
+/// (issue 18). Four times: the drift rule, which looks at a period when it
+/// ends, then sees a change at most 124 calls late.
+pub const ALONE_HOLDS: u32 = 4;
+
 impl Default for Params {
     fn default() -> Self {
         Params {
@@ -174,11 +194,20 @@ pub struct Stats {
     /// Times recorded.
     pub count: u32,
     /// Call at which a left-out candidate comes back; `None` when in.
-    /// Not kept across runs: a run's call count starts again at zero.
+    /// A run's call count starts again at zero: the state file keeps
+    /// [`Stats::readmit_in`] instead.
     #[serde(skip)]
     pub excluded_until: Option<u64>,
-    /// Times left out in this run; each doubles the next wait.
-    #[serde(skip)]
+    /// Calls a left-out candidate still had to wait when the state was
+    /// saved; the next run waits them out (issue 18: a program that makes
+    /// fewer calls of a size than the wait, run after run, never tried a
+    /// left-out candidate again, however wrong its one bad impression).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readmit_in: Option<u64>,
+    /// Times left out, in this run and the runs it resumes; each doubles
+    /// the next wait, so that a truly slow candidate costs a long-lived
+    /// program's runs fewer and fewer trials.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub strikes: u32,
     /// The next time replaces the average instead of joining it.
     #[serde(skip)]
@@ -193,6 +222,7 @@ impl Stats {
             var_s2: 0.0,
             count: 0,
             excluded_until: None,
+            readmit_in: None,
             strikes: 0,
             stale: false,
         }
@@ -307,9 +337,23 @@ impl Pool {
                 if stats.count > 0 {
                     stats.count = p.min_tries;
                 }
+                // This run's calls count from zero.
+                stats.excluded_until = stats.readmit_in.take();
             }
         }
         self.update_exclusions(p);
+    }
+
+    /// The candidates as the state file keeps them: a left-out one with
+    /// the calls it still has to wait.
+    pub fn saved(&self) -> Vec<Stats> {
+        let mut out = self.candidates.clone();
+        for s in &mut out {
+            s.readmit_in = s
+                .excluded_until
+                .map(|until| until.saturating_sub(self.calls));
+        }
+        out
     }
 
     /// The candidate with the best average among those tried, if any.
@@ -522,7 +566,10 @@ impl Pool {
         for &u in us {
             if let Some(index) = self.warm_up(p, &planned) {
                 planned[index] += 1;
-                out.push(Draw { index, ttl: 1 });
+                out.push(Draw {
+                    index,
+                    ttl: TRY_CALLS,
+                });
                 continue;
             }
             let warm_ups_drawn = planned.iter().any(|&n| n > 0);
@@ -530,6 +577,11 @@ impl Pool {
                 break;
             }
             out.push(self.lottery_draw(u, p));
+            if self.alone() {
+                // Its hold runs to the next readmission; a draw made ahead
+                // would put that off.
+                break;
+            }
         }
         out
     }
@@ -538,13 +590,17 @@ impl Pool {
     pub fn draw(&mut self, u: f64, p: &Params) -> Draw {
         self.readmit(p);
         match self.warm_up(p, &[]) {
-            Some(index) => Draw { index, ttl: 1 },
+            Some(index) => Draw {
+                index,
+                ttl: TRY_CALLS,
+            },
             None => self.lottery_draw(u, p),
         }
     }
 
     /// The lottery proper: a candidate by its share of the tickets, for a
-    /// time-to-live that grows with that share.
+    /// time-to-live that grows with that share, of at least [`TRY_CALLS`];
+    /// alone, until the next readmission ([`ALONE_HOLDS`]).
     fn lottery_draw(&mut self, u: f64, p: &Params) -> Draw {
         let shares = self.shares(p);
         let mut acc = 0.0;
@@ -560,8 +616,27 @@ impl Pool {
             // A readmitted candidate gets its one trial, then is judged again.
             self.candidates[index].excluded_until = None;
         }
-        let ttl = 1 + (p.ttl_scale * shares[index]).floor() as u32;
+        let usual = |share: f64| 1 + (p.ttl_scale * share).floor() as u32;
+        let ttl = match self.alone() {
+            true => {
+                let due = self
+                    .candidates
+                    .iter()
+                    .filter_map(|s| s.excluded_until)
+                    .min();
+                let wait = due.map_or(u64::MAX, |until| until.saturating_sub(self.calls));
+                wait.clamp(u64::from(usual(1.0)), u64::from(ALONE_HOLDS * usual(1.0))) as u32
+            }
+            false => usual(shares[index]).max(TRY_CALLS),
+        };
         Draw { index, ttl }
+    }
+
+    /// Whether the best candidate holds every ticket (every other one is
+    /// left out).
+    fn alone(&self) -> bool {
+        let best = self.best();
+        (0..self.candidates.len()).all(|i| Some(i) == best || !self.open(i))
     }
 
     /// Makes the first of `draws` (made on rank 0, or locally) the holding
@@ -575,6 +650,10 @@ impl Pool {
         self.periods += 1;
         self.queued = rest.iter().copied().collect();
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A small, seedable generator (xorshift64*): draws must be reproducible.

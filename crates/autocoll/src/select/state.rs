@@ -275,6 +275,8 @@ fn untouched(loaded: &Stats, ours: &Stats) -> bool {
     loaded.imp == ours.imp
         && loaded.mean_s.to_bits() == ours.mean_s.to_bits()
         && loaded.var_s2.to_bits() == ours.var_s2.to_bits()
+        && loaded.readmit_in == ours.readmit_in
+        && loaded.strikes == ours.strikes
 }
 
 /// The file's run of `fingerprint`, added if missing.
@@ -300,14 +302,15 @@ fn merge(
 ) {
     let run = run_of(file, fingerprint);
     for (key, pool) in pools {
+        let saved = pool.saved();
         match run.pools.iter_mut().find(|e| &e.key == key) {
             None => run.pools.push(Entry {
                 key: *key,
-                candidates: pool.candidates.clone(),
+                candidates: saved,
             }),
             Some(entry) => {
                 let before = loaded.get(key);
-                for ours in &pool.candidates {
+                for ours in &saved {
                     let unchanged = before.is_some_and(|b| b.iter().any(|s| untouched(s, ours)));
                     match entry.candidates.iter_mut().find(|s| s.imp == ours.imp) {
                         Some(_) if unchanged => {}
