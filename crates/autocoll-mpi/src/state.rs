@@ -62,6 +62,13 @@ pub struct Known {
     pub state: Arc<Mutex<State>>,
 }
 
+impl Known {
+    /// Whether it is `comm`.
+    fn is(&self, comm: MPI_Comm) -> bool {
+        self.comm == comm.0 as usize
+    }
+}
+
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     keyval: None,
     next: 0,
@@ -76,11 +83,7 @@ fn registry() -> std::sync::MutexGuard<'static, Registry> {
 
 /// `comm` if the last call that found its state was on it.
 pub fn known(comm: MPI_Comm) -> Option<Known> {
-    registry()
-        .last
-        .as_ref()
-        .filter(|k| k.comm == comm.0 as usize)
-        .cloned()
+    registry().last.as_ref().filter(|k| k.is(comm)).cloned()
 }
 
 /// The state of `comm` (an intracommunicator of `size` ranks, this one
@@ -282,7 +285,7 @@ unsafe extern "C" fn delete(
     // The handle may be reused by a communicator made later.
     let state = std::panic::catch_unwind(|| {
         let mut reg = registry();
-        if reg.last.as_ref().is_some_and(|k| k.comm == comm.0 as usize) {
+        if reg.last.as_ref().is_some_and(|k| k.is(comm)) {
             reg.last = None;
         }
         reg.states.remove(&id)

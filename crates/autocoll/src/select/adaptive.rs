@@ -107,10 +107,9 @@ impl Period {
     /// the next; the first call of a candidate after another's ran 5–80%
     /// slower than its next ones (4 local ranks, allreduce 4 KiB, Open
     /// MPI's own: 35–57 µs against 31.5). Learnt from, it made each
-    /// exploration look slower than the incumbent's long runs of calls,
-    /// and the lottery kept a tree 1.2× slower than Open MPI's allreduce
-    /// there (issue 18). That call is left out unless it is the period's
-    /// only one (warm-up trials, which all start alike).
+    /// exploration look slower than the incumbent's long runs of calls
+    /// (issue 18; `issue18_a_candidate_slow_only_on_its_first_call_after_a_switch_is_found_best`).
+    /// That call is left out unless it is the period's only one.
     fn clean<'t>(&self, times: &'t [f64]) -> &'t [f64] {
         match times {
             [_, rest @ ..] if self.switched && !rest.is_empty() => rest,

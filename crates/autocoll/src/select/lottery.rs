@@ -157,11 +157,10 @@ pub const TRY_CALLS: u32 = 2;
 
 /// How many times its usual time-to-live a candidate alone in the lottery
 /// (every other one left out) may hold: it holds until the next left-out
-/// one is due back (no draw could differ before), and every draw costs a
-/// message. Held at the usual 31 calls, two draws a message, on 4 local
-/// ranks those messages cost about a tenth of a 5 µs call each call
-/// (issue 18). Four times: the drift rule, which looks at a period when it
-/// ends, then sees a change at most 124 calls late.
+/// one is due back (no draw could differ before), and every draw message
+/// costs a reduction and a broadcast, about two small collectives (issue
+/// 18). Four times: the drift rule, which looks at a period when it ends,
+/// then sees a change at most 124 calls late.
 pub const ALONE_HOLDS: u32 = 4;
 
 impl Default for Params {
