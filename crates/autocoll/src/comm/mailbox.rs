@@ -34,6 +34,11 @@ fn key(src: usize, tag: &Tag) -> Key {
     }
 }
 
+/// Whether a receive from `src` with `tag` takes `msg`.
+pub(super) fn matches(msg: &Message, src: usize, tag: &Tag) -> bool {
+    key(msg.src, &msg.tag) == key(src, tag)
+}
+
 /// Holds messages that arrived before anyone asked for them.
 pub struct Mailbox {
     rank: usize,
@@ -79,6 +84,13 @@ impl Mailbox {
             Some(msg) => Ok(msg),
             None => Err(self.timed_out(src, &tag)),
         }
+    }
+
+    /// As [`Mailbox::recv_message`], `None` when the timeout passed (the
+    /// `sim` transport waits again while its network makes progress).
+    pub fn wait_message(&mut self, src: usize, tag: Tag) -> Result<Option<Message>> {
+        let deadline = Instant::now() + self.timeout;
+        self.next(src, tag, Some(deadline))
     }
 
     /// The next message from `src` with `tag` if it has arrived; never

@@ -6,37 +6,38 @@
 //! clock. Each rank
 //! keeps its own virtual time ([`crate::clock::start_virtual`]), which
 //! every measurement reads through [`crate::clock::now_ns`]. A message
-//! carries the virtual time it arrives, worked out by the sender from a
-//! [`Model`]:
+//! carries the virtual time it arrives, worked out from a [`Model`]:
 //!
 //! - LogGP's terms: the sender and the receiver are each busy `o` per
 //!   message, a rank injects at most one message per `g`, and a message
-//!   takes `L` on the wire after its last byte left;
+//!   takes `L` on the wire after its last byte is through;
 //! - the topology's links in place of LogGP's per-byte gap `G`: every host
 //!   has a link to its switch (up and down, `host_ns_per_byte`), switches
 //!   of `hosts_per_switch` hosts have one to the top switch
-//!   (`switch_ns_per_byte`), and a message occupies every link on its way
-//!   for its bytes' time, after the messages already booked there;
+//!   (`switch_ns_per_byte`), and a message crosses every link on its way,
+//!   sharing each equally with the other connections that have a message
+//!   on it at the same virtual time (as TCP's connections share a
+//!   bottleneck);
 //! - ranks of one host exchange through memory (`local_*`).
 //!
-//! Receives match on source and tag, so a rank's virtual time depends only
-//! on its own work and the arrival times it is handed, not on the order in
-//! which the threads happen to run. The exception is a link shared by
-//! several senders: bookings are made in the order the threads reach
-//! them, and a booking fits into the earliest gap that holds it, which
-//! approximates first come, first served in virtual time.
+//! Sharing a link with every message that crosses it at the same virtual
+//! time needs those messages known before any is handed over, and the
+//! threads run in any order. A scheduler (`Machine`) plays the network
+//! event by event, only as far as no running rank can still send into
+//! it: a rank that waits for a message sends nothing before it comes, and
+//! a running one nothing before its clock. So every run of a job with
+//! `cpu_scale` 0 gives the same times, whatever order the threads run in.
 //!
 //! The work between messages (combining, copying) costs the thread's
 //! processor time on this machine, times `cpu_scale` (0 leaves it out:
-//! then every repetition is the same). Not modelled: ranks competing for
-//! a core, TCP's congestion control and slow start, a receive buffer that
-//! fills, and bandwidth shared between different senders' flows (a
-//! sender's own flows share its link; other links serve their bookings
-//! one after another).
+//! then every repetition is the same); the simulator's own work does not
+//! count. Not modelled: ranks competing for a core, TCP's congestion
+//! control and slow start, its acknowledgements, a receive buffer that
+//! fills.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -161,159 +162,355 @@ impl Model {
     }
 }
 
-/// A link's bookings in virtual time, `(start, end)` in order of start.
-#[derive(Default)]
-struct Link {
-    busy: VecDeque<(u64, u64)>,
+/// A message's turn on a link: what is left of its time alone there.
+struct Job {
+    msg: u64,
+    left: f64,
 }
 
-/// Bookings older than this many are taken to be in every rank's past.
-const KEPT_BOOKINGS: usize = 512;
+/// A link played on in virtual time: its flows (one per connection,
+/// whose messages cross in order) share it equally, as TCP's connections
+/// share a bottleneck; `now` is how far it has been played.
+#[derive(Default)]
+struct Link {
+    now: f64,
+    flows: Vec<((usize, usize), VecDeque<Job>)>,
+    /// Its entry in the scheduler's queue of next ends.
+    queued: Option<u64>,
+}
+
+/// Less than this much of a message's time is taken to be nothing left.
+const SLACK_NS: f64 = 1e-3;
 
 impl Link {
-    /// Books the earliest `len` ns free from `ready` on; returns the start.
-    fn book(&mut self, ready: u64, len: u64) -> u64 {
-        let mut start = ready;
-        let mut at = self.busy.len();
-        for (i, &(s, e)) in self.busy.iter().enumerate() {
-            if e <= start {
-                continue;
+    /// Plays the link on to `to`, pushing the messages whose last byte
+    /// crossed, with when.
+    fn advance(&mut self, to: f64, done: &mut Vec<(u64, f64)>) {
+        loop {
+            self.flows.retain(|(_, q)| !q.is_empty());
+            let Some(least) = self.least() else {
+                self.now = self.now.max(to);
+                return;
+            };
+            let n = self.flows.len() as f64;
+            // Within a rounding error of `to` counts as through by then
+            // (far into a run, a nanosecond's millionth is below f64's
+            // resolution of the clock).
+            if self.now + least * n > to + SLACK_NS {
+                let step = (to - self.now).max(0.0);
+                self.now += step;
+                self.flows
+                    .iter_mut()
+                    .for_each(|(_, q)| q[0].left -= step / n);
+                return;
             }
-            if s >= start + len {
-                at = i;
-                break;
+            self.now += least * n;
+            for (_, queue) in &mut self.flows {
+                queue[0].left -= least;
+                if queue[0].left <= SLACK_NS {
+                    done.push((queue[0].msg, self.now));
+                    queue.pop_front();
+                }
             }
-            start = e;
         }
-        self.busy.insert(at, (start, start + len));
-        if self.busy.len() > KEPT_BOOKINGS {
-            self.busy.pop_front();
+    }
+
+    /// The least time alone left to a flow's first message.
+    fn least(&self) -> Option<f64> {
+        self.flows.iter().map(|(_, q)| q[0].left).reduce(f64::min)
+    }
+
+    /// When the next message ends if nothing else comes.
+    fn next_end(&self) -> Option<f64> {
+        self.least().map(|l| self.now + l * self.flows.len() as f64)
+    }
+
+    fn add(&mut self, flow: (usize, usize), job: Job) {
+        match self.flows.iter_mut().find(|(f, _)| *f == flow) {
+            Some((_, queue)) => queue.push_back(job),
+            None => self.flows.push((flow, VecDeque::from([job]))),
         }
-        start
     }
 }
 
-/// What the ranks of one simulated job share: the model and the links.
+/// Where a rank is, as the scheduler sees it.
+#[derive(Clone, Copy)]
+enum Rank {
+    /// It may send, at this virtual time or later.
+    Running(u64),
+    /// It waits for a message from this source with this tag, and sends
+    /// nothing until one comes.
+    Waiting(usize, Tag),
+    /// It has ended.
+    Ended,
+}
+
+/// A message on the network, handed over when its last link is through.
+struct Held {
+    dest: usize,
+    msg: Message,
+    links_left: usize,
+    through: f64,
+}
+
+/// A burst's messages that leave the host, all ready at the burst's
+/// first departure.
+struct Burst {
+    src: usize,
+    msgs: Vec<Away>,
+}
+
+/// A message that leaves its host: its id, its receiver, and the links of
+/// its way with its time alone on each.
+struct Away {
+    id: u64,
+    dest: usize,
+    path: Vec<(usize, f64)>,
+}
+
+/// The job's state in virtual time, behind one lock.
+#[derive(Default)]
+struct State {
+    links: Vec<Link>,
+    /// The links with messages on them, by when the next is through
+    /// (an f64's bits, which order as the numbers do: they are ≥ 0).
+    ends: BTreeSet<(u64, usize)>,
+    ranks: Vec<Rank>,
+    running: BTreeSet<(u64, usize)>,
+    /// Bursts not yet on their links, by (ready, sequence).
+    bursts: BTreeMap<(u64, u64), Burst>,
+    held: HashMap<u64, Held>,
+    /// How many of each rank's messages are held.
+    held_from: Vec<usize>,
+    next_id: u64,
+    /// How far virtual time has been played: nothing can start before.
+    played: u64,
+    /// Events played so far (a waiting rank's sign of progress).
+    events: u64,
+}
+
+impl State {
+    fn set(&mut self, rank: usize, to: Rank) {
+        if let Rank::Running(t) = self.ranks[rank] {
+            self.running.remove(&(t, rank));
+        }
+        if let Rank::Running(t) = to {
+            self.running.insert((t, rank));
+        }
+        self.ranks[rank] = to;
+    }
+
+    /// The next thing that happens on the network: a burst that becomes
+    /// ready or a message through a link.
+    fn next_event(&self) -> Option<f64> {
+        let burst = self.bursts.keys().next().map(|&(t, _)| t as f64);
+        let link = self.ends.first().map(|&(bits, _)| f64::from_bits(bits));
+        burst.into_iter().chain(link).reduce(f64::min)
+    }
+
+    /// Files `link`'s next end anew after it changed.
+    fn requeue(&mut self, link: usize) {
+        if let Some(bits) = self.links[link].queued.take() {
+            self.ends.remove(&(bits, link));
+        }
+        if let Some(end) = self.links[link].next_end() {
+            let bits = end.to_bits();
+            self.ends.insert((bits, link));
+            self.links[link].queued = Some(bits);
+        }
+    }
+}
+
+/// What the ranks of one simulated job share: the model, the links, and
+/// the scheduler that plays the network in virtual time.
+///
+/// A message is handed over only once virtual time has passed its end:
+/// a rank that still runs may send from its clock on, and its messages
+/// can slow those on the links it shares. Virtual time is played up to
+/// the least clock of the running ranks (ranks that wait for a message
+/// send nothing before it comes); when every rank waits, up to the next
+/// event. So every message shares each link with exactly the messages
+/// that cross it at the same virtual time, whatever order the threads
+/// run in.
 struct Machine {
     model: Model,
     hosts: usize,
-    links: Vec<Mutex<Link>>,
+    state: Mutex<State>,
+    /// Signalled when messages are handed over.
+    handed: Condvar,
 }
 
 impl Machine {
     fn new(model: Model, ranks: usize) -> Machine {
         let hosts = ranks.div_ceil(model.ranks_per_host);
         let switches = model.switch(hosts.saturating_sub(1)) + 1;
-        let links = (0..2 * (hosts + switches))
-            .map(|_| Mutex::new(Link::default()))
-            .collect();
+        let state = State {
+            links: (0..2 * (hosts + switches))
+                .map(|_| Link::default())
+                .collect(),
+            ranks: vec![Rank::Running(0); ranks],
+            running: (0..ranks).map(|r| (0, r)).collect(),
+            held_from: vec![0; ranks],
+            ..State::default()
+        };
         Machine {
             model,
             hosts,
-            links,
+            state: Mutex::new(state),
+            handed: Condvar::new(),
         }
     }
 
-    /// When each message of a burst from `src` arrives. Messages to a
-    /// rank of the same host go through memory; the others share the
-    /// host's up link equally while they last (as TCP's flows do: a root
-    /// that sends to three children gets the three messages out together,
-    /// at a third of the rate each), then each takes the rest of its way.
-    fn arrivals(&self, src: usize, burst: &[Pending]) -> Vec<u64> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes a burst from `src`: messages to its own host arrive through
+    /// memory and are handed over at once; the others go on the network,
+    /// ready on every link of their way when the burst's first leaves.
+    fn send(&self, st: &mut State, local: &Local, src: usize, burst: Vec<Pending>) {
         let m = &self.model;
         let a = m.host(src);
-        let mut out: Vec<u64> = burst
-            .iter()
-            .map(|p| match p.dest == src {
-                true => p.depart,
-                false => {
-                    p.depart
-                        + (m.local_latency_ns + p.data.len() as f64 * m.local_ns_per_byte) as u64
-                }
-            })
-            .collect();
-        let away: Vec<usize> = (0..burst.len())
-            .filter(|&i| m.host(burst[i].dest) != a)
-            .collect();
-        let Some(first) = away.iter().map(|&i| burst[i].depart).min() else {
-            return out;
+        let first = burst.iter().map(|p| p.depart).min().unwrap_or(0);
+        let mut away = Burst {
+            src,
+            msgs: Vec::new(),
         };
-        // One flow per destination (a connection: its messages go in
-        // order), each message's time alone on the link.
-        let mut dests: Vec<usize> = Vec::new();
-        let mut flows: Vec<Vec<usize>> = Vec::new();
-        for &i in &away {
-            match dests.iter().position(|&d| d == burst[i].dest) {
-                Some(f) => flows[f].push(i),
-                None => {
-                    dests.push(burst[i].dest);
-                    flows.push(vec![i]);
+        for p in burst {
+            let mut msg = Message {
+                src,
+                tag: p.tag,
+                data: p.data,
+                at_ns: p.depart,
+            };
+            let b = m.host(p.dest);
+            if b == a {
+                if p.dest != src {
+                    msg.at_ns +=
+                        (m.local_latency_ns + msg.data.len() as f64 * m.local_ns_per_byte) as u64;
                 }
+                hand(st, local, p.dest, msg);
+                continue;
             }
+            let path: Vec<(usize, f64)> = m
+                .path(a, b, self.hosts)
+                .into_iter()
+                .map(|(link, per_byte)| (link, msg.data.len() as f64 * per_byte))
+                .collect();
+            let id = st.next_id;
+            st.next_id += 1;
+            st.held.insert(
+                id,
+                Held {
+                    dest: p.dest,
+                    msg,
+                    links_left: path.len(),
+                    through: 0.0,
+                },
+            );
+            st.held_from[src] += 1;
+            away.msgs.push(Away {
+                id,
+                dest: p.dest,
+                path,
+            });
         }
-        let alone = |i: usize| (burst[i].data.len() as f64 * m.host_ns_per_byte) as u64;
-        let times: Vec<Vec<u64>> = flows
-            .iter()
-            .map(|f| f.iter().map(|&i| alone(i)).collect())
-            .collect();
-        let start = self.book(2 * a, first, away.iter().map(|&i| alone(i)).sum());
-        let done = shared(start, &times);
-        for (flow, ends) in flows.iter().zip(done) {
-            // Its bytes trickle onto the next links from the burst's start
-            // until it is done: each is booked for their time, from then.
-            for (&i, done) in flow.iter().zip(ends) {
-                let p = &burst[i];
-                let mut end = done;
-                for (link, per_byte) in m.path(a, m.host(p.dest), self.hosts).into_iter().skip(1) {
-                    let len = (p.data.len() as f64 * per_byte) as u64;
-                    end = end.max(self.book(link, start, len) + len);
-                }
-                out[i] = end + m.latency_ns as u64;
-            }
+        if !away.msgs.is_empty() {
+            let seq = st.next_id;
+            st.next_id += 1;
+            st.bursts.insert((first.max(st.played), seq), away);
         }
-        out
     }
 
-    /// Books `len` ns on `link` from `ready` on; returns the start.
-    fn book(&self, link: usize, ready: u64, len: u64) -> u64 {
-        self.links[link]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .book(ready, len)
+    /// Plays virtual time on, event by event, as far as it is known (see
+    /// [`Machine`]), handing over the messages through the network by
+    /// then. A message through at `t` wakes its receiver at `t + L` at
+    /// the earliest, so each event is played before the clocks it may
+    /// wake are taken into account.
+    fn play(&self, st: &mut State, local: &Local) {
+        while let Some(at) = st.next_event() {
+            if st.running.first().is_some_and(|&(t, _)| (t as f64) < at) {
+                return;
+            }
+            let mut done = Vec::new();
+            while let Some(entry) = st.bursts.first_entry() {
+                let ready = entry.key().0;
+                if ready as f64 > at {
+                    break;
+                }
+                let burst = entry.remove();
+                for Away { id, dest, path } in burst.msgs {
+                    for (link, work) in path {
+                        st.links[link].advance(ready as f64, &mut done);
+                        st.links[link].add(
+                            (burst.src, dest),
+                            Job {
+                                msg: id,
+                                left: work,
+                            },
+                        );
+                        st.requeue(link);
+                    }
+                }
+            }
+            // Links untouched by then need no playing: nothing changes on
+            // them until their next end.
+            let through: Vec<usize> = st
+                .ends
+                .iter()
+                .take_while(|&&(bits, _)| f64::from_bits(bits) <= at + SLACK_NS)
+                .map(|&(_, link)| link)
+                .collect();
+            for link in through {
+                st.links[link].advance(at, &mut done);
+                st.requeue(link);
+            }
+            st.played = st.played.max(at as u64);
+            st.events += 1;
+            self.hand_through(st, local, done);
+        }
+    }
+
+    /// Hands over the messages whose last link is through, in order of
+    /// arrival (a connection's messages stay in order).
+    fn hand_through(&self, st: &mut State, local: &Local, done: Vec<(u64, f64)>) {
+        let mut through = Vec::new();
+        for (id, end) in done {
+            let held = st.held.get_mut(&id).expect("a message on a link is held");
+            held.through = held.through.max(end);
+            held.links_left -= 1;
+            if held.links_left == 0 {
+                through.push(id);
+            }
+        }
+        let mut out: Vec<Held> = through
+            .into_iter()
+            .map(|id| st.held.remove(&id).expect("held"))
+            .collect();
+        for held in &mut out {
+            held.msg.at_ns = held.through.round() as u64 + self.model.latency_ns as u64;
+        }
+        out.sort_by_key(|h| h.msg.at_ns);
+        if !out.is_empty() {
+            self.handed.notify_all();
+        }
+        for held in out {
+            st.held_from[held.msg.src] -= 1;
+            hand(st, local, held.dest, held.msg);
+        }
     }
 }
 
-/// When each message of several flows that start together at `start`
-/// and share one link equally ends, given each message's time alone on
-/// the link (`flows[f][k]`: flow f's k-th message; a flow sends its
-/// messages one after another). A flow that has ended leaves its share
-/// to the others.
-fn shared(start: u64, flows: &[Vec<u64>]) -> Vec<Vec<u64>> {
-    let mut done: Vec<Vec<u64>> = flows.iter().map(|f| Vec::with_capacity(f.len())).collect();
-    // Each flow's next message and what is left of it.
-    let mut next: Vec<usize> = vec![0; flows.len()];
-    let mut left: Vec<u64> = flows
-        .iter()
-        .map(|f| f.first().copied().unwrap_or(0))
-        .collect();
-    let mut t = start;
-    loop {
-        let active: Vec<usize> = (0..flows.len())
-            .filter(|&f| next[f] < flows[f].len())
-            .collect();
-        let Some(step) = active.iter().map(|&f| left[f]).min() else {
-            return done;
-        };
-        t += step * active.len() as u64;
-        for &f in &active {
-            left[f] -= step;
-            if left[f] == 0 {
-                done[f].push(t);
-                next[f] += 1;
-                left[f] = flows[f].get(next[f]).copied().unwrap_or(0);
-            }
+/// Hands `msg` to `dest`; a rank that waited for it runs again from its
+/// arrival. A rank that has ended has told the others so, and its
+/// messages are dropped.
+fn hand(st: &mut State, local: &Local, dest: usize, msg: Message) {
+    if let Rank::Waiting(src, tag) = st.ranks[dest] {
+        if super::mailbox::matches(&msg, src, &tag) {
+            st.set(dest, Rank::Running(msg.at_ns));
         }
     }
+    let _ = local.deliver(dest, msg);
 }
 
 /// A message sent and not yet handed over: the rank's sends since its
@@ -370,30 +567,63 @@ where
 }
 
 impl Sim {
-    /// Hands the burst's messages over, each with its arrival time.
+    /// Puts the burst on the network; the rank runs on from its clock.
     fn flush(&mut self) -> Result<()> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let burst = std::mem::take(&mut self.pending);
-        let src = self.rank();
-        let arrivals = self.machine.arrivals(src, &burst);
-        for (p, at_ns) in burst.into_iter().zip(arrivals) {
-            let msg = Message {
-                src,
-                tag: p.tag,
-                data: p.data,
-                at_ns,
-            };
-            self.local.deliver(p.dest, msg)?;
-        }
+        let t = now_ns();
+        self.step(t, None)?;
         Ok(())
     }
 
-    /// The receiver's side of a message: busy `o` from when it arrives
-    /// or the rank asks, whichever is later.
-    fn received(&self, msg: Message) -> Bytes {
-        set_virtual(now_ns().max(msg.at_ns) + self.machine.model.overhead_ns as u64);
+    /// At virtual time `t`, puts the burst on the network and, for a
+    /// receive (`want`), takes the message if it is here or says that the
+    /// rank waits for it; then plays the network on. One lock for all.
+    fn step(&mut self, t: u64, want: Option<(usize, Tag)>) -> Result<Option<Message>> {
+        let rank = self.rank();
+        let burst = std::mem::take(&mut self.pending);
+        let mut st = self.machine.lock();
+        if !burst.is_empty() {
+            self.machine.send(&mut st, &self.local, rank, burst);
+        }
+        let here = match want {
+            Some((src, tag)) => self.local.mailbox.try_recv_message(src, tag)?,
+            None => None,
+        };
+        let now = match (want, &here) {
+            (Some((src, tag)), None) => Rank::Waiting(src, tag),
+            _ => Rank::Running(t),
+        };
+        st.set(rank, now);
+        self.machine.play(&mut st, &self.local);
+        drop(st);
+        // Playing the network is the simulator's work, not the rank's: it
+        // costs the rank no virtual time (nor does waiting for the lock).
+        set_virtual(t);
+        Ok(here)
+    }
+
+    /// Waits for the message the rank said it waits for. The scheduler
+    /// holds a message back, in real time, for as long as ranks behind in
+    /// virtual time still run (a pipeline's far end, say), so the wait
+    /// goes on while events are played; it fails as the mailbox's does
+    /// only when a whole timeout passes without one (a deadlock, or a
+    /// rank that stopped).
+    fn wait(&mut self, src: usize, tag: Tag) -> Result<Message> {
+        loop {
+            let before = self.machine.lock().events;
+            if let Some(msg) = self.local.mailbox.wait_message(src, tag)? {
+                return Ok(msg);
+            }
+            if self.machine.lock().events == before {
+                return Err(self.local.mailbox.timed_out(src, &tag));
+            }
+        }
+    }
+
+    /// The receiver's side of a message asked for at `asked`: busy `o`
+    /// from when it arrives or the rank asked, whichever is later (the
+    /// processor time spent waiting is the simulator's).
+    fn received(&self, msg: Message, asked: u64) -> Bytes {
+        set_virtual(asked.max(msg.at_ns) + self.machine.model.overhead_ns as u64);
         msg.data
     }
 }
@@ -423,21 +653,30 @@ impl Transport for Sim {
         Ok(())
     }
 
+    /// Waits for the message: the rank sends nothing until it comes, so
+    /// virtual time may be played past its clock meanwhile.
     fn recv(&mut self, src: usize, tag: Tag) -> Result<Bytes> {
         check_rank(src, self.size())?;
-        self.flush()?;
-        let msg = self.local.mailbox.recv_message(src, tag)?;
-        Ok(self.received(msg))
+        let asked = now_ns();
+        let msg = match self.step(asked, Some((src, tag)))? {
+            Some(msg) => msg,
+            None => self.wait(src, tag).inspect_err(|_| {
+                // A rank that gave up waiting runs on (to end, most likely).
+                self.machine.lock().set(self.rank(), Rank::Running(asked));
+            })?,
+        };
+        Ok(self.received(msg, asked))
     }
 
-    /// Takes a message that has been sent, whatever its virtual arrival
-    /// (the balancer's reports: a rank cannot know whether a message that
-    /// has not been sent yet would have arrived by now).
+    /// Takes a message that has been handed over, whatever its virtual
+    /// arrival (the balancer's reports). A rank that polls in a loop holds
+    /// virtual time back: the balancer refuses `sim`.
     fn try_recv(&mut self, src: usize, tag: Tag) -> Result<Option<Bytes>> {
         check_rank(src, self.size())?;
         self.flush()?;
+        let asked = now_ns();
         let msg = self.local.mailbox.try_recv_message(src, tag)?;
-        Ok(msg.map(|m| self.received(m)))
+        Ok(msg.map(|m| self.received(m, asked)))
     }
 
     fn kind(&self) -> &'static str {
@@ -475,10 +714,30 @@ impl Transport for Sim {
 }
 
 impl Drop for Sim {
-    /// Hands over what the rank sent last; its `Local` then tells the
-    /// others that it ended.
+    /// Puts what the rank sent last on the network and stops holding
+    /// virtual time back; its `Local` then tells the others that it ended.
+    ///
+    /// Its messages still on the network are handed over first: a rank
+    /// that hears a peer has ended stops waiting for it.
     fn drop(&mut self) {
         let _ = self.flush();
+        let rank = self.rank();
+        let mut st = self.machine.lock();
+        st.set(rank, Rank::Ended);
+        self.machine.play(&mut st, &self.local);
+        let deadline = std::time::Instant::now() + super::DEFAULT_TIMEOUT;
+        while st.held_from[rank] > 0 {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            st = self
+                .machine
+                .handed
+                .wait_timeout(st, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 use super::*;
 use crate::clock::now_ns;
 use crate::Implementation;
+use std::time::Duration;
 
 /// One rank per host, 1 µs latency, 100 ns overhead, 10 ns a byte.
 fn model() -> Model {
@@ -69,17 +70,92 @@ fn a_short_message_sent_with_a_long_one_ends_first() {
 }
 
 #[test]
-fn two_senders_to_one_host_share_its_down_link() {
-    let t = times(3, &model(), |comm| match comm.rank() {
-        2 => {
-            drop(comm.recv_bytes(0, 7).unwrap());
-            drop(comm.recv_bytes(1, 7).unwrap());
+fn issue20_two_senders_share_a_down_link_whichever_thread_runs_first() {
+    for late in [0, 1] {
+        let t = times(3, &model(), |comm| match comm.rank() {
+            2 => {
+                drop(comm.recv_bytes(0, 7).unwrap());
+                drop(comm.recv_bytes(1, 7).unwrap());
+            }
+            r => {
+                if r == late {
+                    // The other sender's thread books the link first.
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                comm.send_bytes(2, 7, Bytes::from(vec![0u8; 1000])).unwrap()
+            }
+        });
+        // Both leave at 100 and share rank 2's down link: both are through
+        // at 100 + 20 µs; rank 2 is then busy o for each.
+        assert_eq!(
+            t[2],
+            100 + 2 * 10_000 + 1_000 + 100 + 100,
+            "rank {late} late"
+        );
+    }
+}
+
+#[test]
+fn issue20_a_message_sent_later_by_a_thread_that_ran_late_shares_the_link() {
+    // Rank 1 puts four messages for rank 0 on the network at once (its
+    // thread never waits); rank 2 sends one only after a message from rank
+    // 3, at 1310 ns. It shares rank 0's down link with rank 1's from then
+    // (half the link: 20 µs for its 10 µs alone) instead of queueing
+    // behind the 40 µs booked before it in real time.
+    let got = run(4, &model(), |mut comm| match comm.rank() {
+        0 => {
+            drop(comm.recv_bytes(2, 7).unwrap());
+            let from2 = now_ns();
+            (0..4).for_each(|_| drop(comm.recv_bytes(1, 7).unwrap()));
+            (from2, now_ns())
         }
-        _ => comm.send_bytes(2, 7, Bytes::from(vec![0u8; 1000])).unwrap(),
+        1 => {
+            (0..4).for_each(|_| comm.send_bytes(0, 7, Bytes::from(vec![0u8; 1000])).unwrap());
+            (0, 0)
+        }
+        2 => {
+            drop(comm.recv_bytes(3, 7).unwrap());
+            comm.send_bytes(0, 7, Bytes::from(vec![0u8; 1000])).unwrap();
+            (0, 0)
+        }
+        _ => {
+            comm.send_bytes(2, 7, Bytes::from(vec![0u8; 1])).unwrap();
+            (0, 0)
+        }
     });
-    // Both leave at 100; whichever is booked second waits 10 µs for the
-    // other on rank 2's down link.
-    assert_eq!(t[2], 100 + 2 * 10_000 + 1_000 + 100);
+    // Rank 2 hears from rank 3 at 100 + 10 + 1000 + 100 and sends at 1310.
+    assert_eq!(got[0].0, 1_310 + 2 * 10_000 + 1_000 + 100);
+    // The link carried 50 µs of messages from 100 on, without a pause.
+    assert_eq!(got[0].1, 100 + 5 * 10_000 + 1_000 + 100);
+}
+
+#[test]
+fn issue20_a_receive_waits_on_while_the_network_makes_progress() {
+    // Rank 0 waits for rank 1's last message, which rank 1 sends after ten
+    // exchanges with rank 2, 30 ms of real time apart: 300 ms, three times
+    // the receive timeout. Events are played all along, so it waits on.
+    let got = run(3, &model(), |mut comm| {
+        comm.set_timeout(Duration::from_millis(100));
+        let one = || Bytes::from(vec![0u8; 1]);
+        match comm.rank() {
+            0 => comm.recv_bytes(1, 8).map(|b| b.len()),
+            1 => (0..10)
+                .try_for_each(|_| {
+                    std::thread::sleep(Duration::from_millis(30));
+                    comm.send_bytes(2, 7, one())?;
+                    comm.recv_bytes(2, 7).map(drop)
+                })
+                .and_then(|()| comm.send_bytes(0, 8, one()))
+                .map(|()| 0),
+            _ => (0..10)
+                .try_for_each(|_| {
+                    comm.recv_bytes(1, 7)?;
+                    comm.send_bytes(1, 7, one())
+                })
+                .map(|()| 0),
+        }
+    });
+    assert_eq!(got[0].as_ref().ok(), Some(&1), "{:?}", got[0]);
 }
 
 #[test]
