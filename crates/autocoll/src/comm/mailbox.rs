@@ -79,8 +79,7 @@ impl Mailbox {
     /// Waits for the next message from `src` with `tag`, and returns it
     /// whole (the `sim` transport reads its arrival time).
     pub fn recv_message(&mut self, src: usize, tag: Tag) -> Result<Message> {
-        let deadline = Instant::now() + self.timeout;
-        match self.next(src, tag, Some(deadline))? {
+        match self.wait_message(src, tag)? {
             Some(msg) => Ok(msg),
             None => Err(self.timed_out(src, &tag)),
         }
