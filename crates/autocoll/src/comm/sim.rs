@@ -38,7 +38,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
@@ -533,6 +533,8 @@ pub struct Sim {
     /// Sends of the current burst, handed over at the rank's next
     /// receive, at the end of its collective call, or when it ends.
     pending: Vec<Pending>,
+    /// How long a wait goes on with no event played (the receives').
+    timeout: Duration,
 }
 
 /// Creates the transports of an `n`-rank simulated job, one per rank.
@@ -545,6 +547,7 @@ pub fn transports(n: usize, model: &Model) -> Vec<Sim> {
             machine: machine.clone(),
             next_inject: 0,
             pending: Vec::new(),
+            timeout: super::DEFAULT_TIMEOUT,
         })
         .collect()
 }
@@ -692,6 +695,7 @@ impl Transport for Sim {
     }
 
     fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
         self.local.set_timeout(timeout);
     }
 
@@ -725,9 +729,15 @@ impl Drop for Sim {
         let mut st = self.machine.lock();
         st.set(rank, Rank::Ended);
         self.machine.play(&mut st, &self.local);
-        let deadline = std::time::Instant::now() + super::DEFAULT_TIMEOUT;
+        // As a receive does (`wait`): on while events are played.
+        let mut seen = st.events;
+        let mut deadline = Instant::now() + self.timeout;
         while st.held_from[rank] > 0 {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if st.events != seen {
+                seen = st.events;
+                deadline = Instant::now() + self.timeout;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return;
             }
