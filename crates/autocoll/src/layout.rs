@@ -14,6 +14,8 @@
 //! are equal, so the switches of a job form a tree of their own: `sw0` is
 //! the parent of `sw0/sw1`.
 
+use std::collections::HashMap;
+
 use crate::error::{Error, Result};
 
 /// The separator of the components of a switch path.
@@ -47,16 +49,11 @@ impl Layout {
                 switches.len()
             )));
         }
-        let mut layout = Layout {
-            host_names: Vec::new(),
-            switch_paths: Vec::new(),
-            host_of: Vec::with_capacity(hosts.len()),
-            switch_of: Vec::with_capacity(hosts.len()),
-        };
+        let mut build = Build::default();
         for (rank, (host, switch)) in hosts.into_iter().zip(switches).enumerate() {
-            layout.add(rank, host, switch)?;
+            build.add(rank, host, switch)?;
         }
-        Ok(layout)
+        Ok(build.layout)
     }
 
     /// `size` ranks on one host (`localhost`), no switch known.
@@ -73,55 +70,6 @@ impl Layout {
     pub fn of_hosts(hosts: Vec<String>) -> Result<Layout> {
         let switches = vec![None; hosts.len()];
         Layout::new(hosts, switches)
-    }
-
-    fn add(&mut self, rank: usize, host: String, switch: Option<String>) -> Result<()> {
-        if host.is_empty() {
-            return Err(Error::Layout(format!("rank {rank} has an empty host name")));
-        }
-        let switch = match switch {
-            Some(path) => Some(self.switch_id(rank, path)?),
-            None => None,
-        };
-        let host_id = match self.host_names.iter().position(|h| *h == host) {
-            Some(id) => id,
-            None => {
-                self.host_names.push(host);
-                self.host_names.len() - 1
-            }
-        };
-        if let Some(first) = self.host_of.iter().position(|&h| h == host_id) {
-            if self.switch_of[first] != switch {
-                let name = |s: Option<usize>| match s {
-                    Some(id) => format!("switch {}", self.switch_paths[id]),
-                    None => "no switch".to_string(),
-                };
-                return Err(Error::Layout(format!(
-                    "host {} has rank {first} on {} and rank {rank} on {} (a host hangs under one switch; do the ranks name their host, e.g. with AUTOCOLL_HOST?)",
-                    self.host_names[host_id],
-                    name(self.switch_of[first]),
-                    name(switch)
-                )));
-            }
-        }
-        self.host_of.push(host_id);
-        self.switch_of.push(switch);
-        Ok(())
-    }
-
-    fn switch_id(&mut self, rank: usize, path: String) -> Result<usize> {
-        if path.split(SWITCH_SEPARATOR).any(str::is_empty) {
-            return Err(Error::Layout(format!(
-                "rank {rank}'s switch `{path}` is not a path of names separated by `{SWITCH_SEPARATOR}`"
-            )));
-        }
-        Ok(match self.switch_paths.iter().position(|s| *s == path) {
-            Some(id) => id,
-            None => {
-                self.switch_paths.push(path);
-                self.switch_paths.len() - 1
-            }
-        })
     }
 
     /// The number of ranks.
@@ -180,6 +128,86 @@ impl Layout {
             .iter()
             .map(|s| s.map(|id| self.switch_paths[id].clone()))
             .collect()
+    }
+}
+
+/// A [`Layout`] built rank by rank. Names are looked up by hash, not by
+/// scanning the names so far: a communicator of 1024 simulated ranks, one
+/// a host, builds its layout on every rank, and the scans (a million
+/// string comparisons each) were a tenth of a `sim` run (issue 20).
+struct Build {
+    layout: Layout,
+    host_ids: HashMap<String, usize>,
+    switch_ids: HashMap<String, usize>,
+    /// The first rank of each host.
+    first_rank: Vec<usize>,
+}
+
+impl Default for Build {
+    fn default() -> Self {
+        Build {
+            layout: Layout {
+                host_names: Vec::new(),
+                switch_paths: Vec::new(),
+                host_of: Vec::new(),
+                switch_of: Vec::new(),
+            },
+            host_ids: HashMap::new(),
+            switch_ids: HashMap::new(),
+            first_rank: Vec::new(),
+        }
+    }
+}
+
+impl Build {
+    fn add(&mut self, rank: usize, host: String, switch: Option<String>) -> Result<()> {
+        if host.is_empty() {
+            return Err(Error::Layout(format!("rank {rank} has an empty host name")));
+        }
+        let switch = match switch {
+            Some(path) => Some(self.switch_id(rank, path)?),
+            None => None,
+        };
+        let l = &mut self.layout;
+        let host_id = match self.host_ids.get(&host) {
+            Some(&id) => id,
+            None => {
+                let id = l.host_names.len();
+                self.host_ids.insert(host.clone(), id);
+                l.host_names.push(host);
+                self.first_rank.push(rank);
+                id
+            }
+        };
+        let first = self.first_rank[host_id];
+        if first != rank && l.switch_of[first] != switch {
+            let name = |s: Option<usize>| match s {
+                Some(id) => format!("switch {}", l.switch_paths[id]),
+                None => "no switch".to_string(),
+            };
+            return Err(Error::Layout(format!(
+                "host {} has rank {first} on {} and rank {rank} on {} (a host hangs under one switch; do the ranks name their host, e.g. with AUTOCOLL_HOST?)",
+                l.host_names[host_id],
+                name(l.switch_of[first]),
+                name(switch)
+            )));
+        }
+        l.host_of.push(host_id);
+        l.switch_of.push(switch);
+        Ok(())
+    }
+
+    fn switch_id(&mut self, rank: usize, path: String) -> Result<usize> {
+        if path.split(SWITCH_SEPARATOR).any(str::is_empty) {
+            return Err(Error::Layout(format!(
+                "rank {rank}'s switch `{path}` is not a path of names separated by `{SWITCH_SEPARATOR}`"
+            )));
+        }
+        let paths = &mut self.layout.switch_paths;
+        Ok(*self.switch_ids.entry(path).or_insert_with_key(|path| {
+            paths.push(path.clone());
+            paths.len() - 1
+        }))
     }
 }
 

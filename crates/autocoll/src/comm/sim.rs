@@ -287,6 +287,9 @@ struct State {
     played: u64,
     /// Events played so far (a waiting rank's sign of progress).
     events: u64,
+    /// The thread of each rank that has waited, woken when its message
+    /// is handed over.
+    threads: Vec<Option<std::thread::Thread>>,
 }
 
 impl State {
@@ -351,6 +354,7 @@ impl Machine {
             ranks: vec![Rank::Running(0); ranks],
             running: (0..ranks).map(|r| (0, r)).collect(),
             held_from: vec![0; ranks],
+            threads: vec![None; ranks],
             ..State::default()
         };
         Machine {
@@ -505,12 +509,17 @@ impl Machine {
 /// arrival. A rank that has ended has told the others so, and its
 /// messages are dropped.
 fn hand(st: &mut State, local: &Local, dest: usize, msg: Message) {
-    if let Rank::Waiting(src, tag) = st.ranks[dest] {
-        if super::mailbox::matches(&msg, src, &tag) {
-            st.set(dest, Rank::Running(msg.at_ns));
-        }
+    let wakes = match st.ranks[dest] {
+        Rank::Waiting(src, tag) => super::mailbox::matches(&msg, src, &tag),
+        _ => false,
+    };
+    if wakes {
+        st.set(dest, Rank::Running(msg.at_ns));
     }
     let _ = local.deliver(dest, msg);
+    if let (true, Some(thread)) = (wakes, &st.threads[dest]) {
+        thread.unpark();
+    }
 }
 
 /// A message sent and not yet handed over: the rank's sends since its
@@ -552,6 +561,10 @@ pub fn transports(n: usize, model: &Model) -> Vec<Sim> {
         .collect()
 }
 
+/// How long a waiting rank parks at most before it looks at its mailbox
+/// again unwoken.
+const POLL: Duration = Duration::from_millis(100);
+
 /// A rank thread's stack: collectives keep their buffers on the heap, and
 /// a thousand ranks of the default 2 MiB would reserve 2 GiB.
 const STACK: usize = 512 << 10;
@@ -592,7 +605,10 @@ impl Sim {
             None => None,
         };
         let now = match (want, &here) {
-            (Some((src, tag)), None) => Rank::Waiting(src, tag),
+            (Some((src, tag)), None) => {
+                st.threads[rank].get_or_insert_with(std::thread::current);
+                Rank::Waiting(src, tag)
+            }
             _ => Rank::Running(t),
         };
         st.set(rank, now);
@@ -610,15 +626,31 @@ impl Sim {
     /// goes on while events are played; it fails as the mailbox's does
     /// only when a whole timeout passes without one (a deadlock, or a
     /// rank that stopped).
+    ///
+    /// The rank parks until the scheduler hands its message over and wakes
+    /// it: a channel's blocking receive spins and yields first, and with
+    /// a thousand rank threads on two cores those yields were most of a
+    /// run's context switches (issue 20). It looks at its mailbox at least
+    /// every [`POLL`] too, for news that comes without a wake (a peer that
+    /// ended).
     fn wait(&mut self, src: usize, tag: Tag) -> Result<Message> {
+        let mut seen = self.machine.lock().events;
+        let mut deadline = Instant::now().checked_add(self.timeout);
         loop {
-            let before = self.machine.lock().events;
-            if let Some(msg) = self.local.mailbox.wait_message(src, tag)? {
+            if let Some(msg) = self.local.mailbox.try_recv_message(src, tag)? {
                 return Ok(msg);
             }
-            if self.machine.lock().events == before {
-                return Err(self.local.mailbox.timed_out(src, &tag));
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                let events = self.machine.lock().events;
+                if events == seen {
+                    return Err(self.local.mailbox.timed_out(src, &tag));
+                }
+                seen = events;
+                deadline = now.checked_add(self.timeout);
             }
+            let left = deadline.map_or(POLL, |d| d.saturating_duration_since(now));
+            std::thread::park_timeout(left.min(POLL));
         }
     }
 

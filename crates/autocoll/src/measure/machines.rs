@@ -10,6 +10,7 @@
 //! runs more ranks than it has cores, [`Machines::failing`] names them, and
 //! [`Machines::fallback`] is a method that still measures there.
 
+use std::collections::HashSet;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -70,20 +71,25 @@ impl Machines {
     pub fn from_ranks<I: PartialEq>(ids: &[I], cores: &[usize], hosts: &[String]) -> Machines {
         let mut first: Vec<usize> = Vec::new();
         let mut machines: Vec<Machine> = Vec::new();
+        // (machine, host) pairs seen: 1024 simulated hosts share one
+        // machine, and scanning its hosts for each rank's was half a
+        // billion string comparisons on every rank.
+        let mut seen: HashSet<(usize, &str)> = HashSet::new();
         for (rank, id) in ids.iter().enumerate() {
-            let host = hosts.get(rank).cloned().unwrap_or_default();
+            let host = hosts.get(rank).map_or("", String::as_str);
             match first.iter().position(|&r| ids[r] == *id) {
                 Some(m) => {
                     let machine = &mut machines[m];
                     machine.ranks.push(rank);
-                    if !machine.hosts.contains(&host) {
-                        machine.hosts.push(host);
+                    if seen.insert((m, host)) {
+                        machine.hosts.push(host.to_string());
                     }
                 }
                 None => {
+                    seen.insert((machines.len(), host));
                     first.push(rank);
                     machines.push(Machine {
-                        hosts: vec![host],
+                        hosts: vec![host.to_string()],
                         ranks: vec![rank],
                         cores: cores.get(rank).copied().unwrap_or(1).max(1),
                     });
@@ -237,6 +243,18 @@ mod tests {
         assert!(text.contains("3 ranks on 2 cores"), "{text}");
         assert!(text.contains("ol-i assumes a processor per rank"), "{text}");
         assert!(!text.contains("truth"), "{text}");
+    }
+
+    #[test]
+    fn issue20_a_machine_lists_each_host_once_in_order_of_its_first_rank() {
+        let m = Machines::from_ranks(
+            &[7, 9, 7, 7, 9],
+            &[4; 5],
+            &hosts(&["a", "a", "b", "a", "c"]),
+        );
+        assert_eq!(m.machines[0].hosts, hosts(&["a", "b"]));
+        assert_eq!(m.machines[1].hosts, hosts(&["a", "c"]));
+        assert_eq!(m.machines[1].ranks, vec![1, 4]);
     }
 
     #[test]
