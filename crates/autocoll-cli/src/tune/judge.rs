@@ -214,6 +214,20 @@ mod tests {
             let recorded = std::fs::read_to_string(dir.join(name)).unwrap();
             assert_eq!(verdict.to_string().trim_end(), recorded.trim_end());
         }
+        // On virtual time, where a call's time is the model's (no noise),
+        // the race picks the exhaustive sweep's own winner at every point
+        // that sweep finished (8 of 9: it was stopped in the last).
+        let race = load("sim-n8-race.partial.json");
+        let full = load("sim-n8-exhaustive.partial.json");
+        let verdict = Verdict {
+            points: judge(&race.rows, &full.rows, 0.02),
+            tolerance: 0.02,
+            seconds: (race.elapsed_s, full.elapsed_s),
+        };
+        assert_eq!(verdict.points.len(), 8);
+        assert_eq!(verdict.count(Agreement::Same), 8);
+        let recorded = std::fs::read_to_string(dir.join("sim-n8-verdict.txt")).unwrap();
+        assert_eq!(verdict.to_string().trim_end(), recorded.trim_end());
     }
 
     fn row(imp: &str, median: f64, lo: f64, hi: f64) -> Row {
