@@ -77,19 +77,13 @@ impl Mailbox {
     }
 
     /// Waits for the next message from `src` with `tag`, and returns it
-    /// whole (the `sim` transport reads its arrival time).
+    /// whole.
     pub fn recv_message(&mut self, src: usize, tag: Tag) -> Result<Message> {
-        match self.wait_message(src, tag)? {
+        let deadline = Instant::now() + self.timeout;
+        match self.next(src, tag, Some(deadline))? {
             Some(msg) => Ok(msg),
             None => Err(self.timed_out(src, &tag)),
         }
-    }
-
-    /// As [`Mailbox::recv_message`], `None` when the timeout passed (the
-    /// `sim` transport waits again while its network makes progress).
-    pub fn wait_message(&mut self, src: usize, tag: Tag) -> Result<Option<Message>> {
-        let deadline = Instant::now() + self.timeout;
-        self.next(src, tag, Some(deadline))
     }
 
     /// The next message from `src` with `tag` if it has arrived; never

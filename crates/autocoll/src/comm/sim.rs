@@ -565,6 +565,41 @@ pub fn transports(n: usize, model: &Model) -> Vec<Sim> {
 /// again unwoken.
 const POLL: Duration = Duration::from_millis(100);
 
+/// A wait that gives up only when a whole timeout passes with no event
+/// played: the scheduler may hold a message back, in real time, while
+/// ranks behind in virtual time still run.
+struct Patience {
+    seen: u64,
+    /// `None` for a timeout too long to reach (`Duration::MAX`).
+    deadline: Option<Instant>,
+    timeout: Duration,
+}
+
+impl Patience {
+    fn new(events: u64, timeout: Duration) -> Patience {
+        Patience {
+            seen: events,
+            deadline: Instant::now().checked_add(timeout),
+            timeout,
+        }
+    }
+
+    /// How long to wait on now that `events` have been played; `None`
+    /// once a whole timeout has passed without one.
+    fn left(&mut self, events: u64) -> Option<Duration> {
+        let now = Instant::now();
+        if events != self.seen {
+            self.seen = events;
+            self.deadline = now.checked_add(self.timeout);
+        }
+        match self.deadline {
+            None => Some(Duration::MAX),
+            Some(d) if now >= d => None,
+            Some(d) => Some(d - now),
+        }
+    }
+}
+
 /// A rank thread's stack: collectives keep their buffers on the heap, and
 /// a thousand ranks of the default 2 MiB would reserve 2 GiB.
 const STACK: usize = 512 << 10;
@@ -634,22 +669,14 @@ impl Sim {
     /// every [`POLL`] too, for news that comes without a wake (a peer that
     /// ended).
     fn wait(&mut self, src: usize, tag: Tag) -> Result<Message> {
-        let mut seen = self.machine.lock().events;
-        let mut deadline = Instant::now().checked_add(self.timeout);
+        let mut patience = Patience::new(self.machine.lock().events, self.timeout);
         loop {
             if let Some(msg) = self.local.mailbox.try_recv_message(src, tag)? {
                 return Ok(msg);
             }
-            let now = Instant::now();
-            if deadline.is_some_and(|d| now >= d) {
-                let events = self.machine.lock().events;
-                if events == seen {
-                    return Err(self.local.mailbox.timed_out(src, &tag));
-                }
-                seen = events;
-                deadline = now.checked_add(self.timeout);
-            }
-            let left = deadline.map_or(POLL, |d| d.saturating_duration_since(now));
+            let Some(left) = patience.left(self.machine.lock().events) else {
+                return Err(self.local.mailbox.timed_out(src, &tag));
+            };
             std::thread::park_timeout(left.min(POLL));
         }
     }
@@ -762,17 +789,11 @@ impl Drop for Sim {
         st.set(rank, Rank::Ended);
         self.machine.play(&mut st, &self.local);
         // As a receive does (`wait`): on while events are played.
-        let mut seen = st.events;
-        let mut deadline = Instant::now() + self.timeout;
+        let mut patience = Patience::new(st.events, self.timeout);
         while st.held_from[rank] > 0 {
-            if st.events != seen {
-                seen = st.events;
-                deadline = Instant::now() + self.timeout;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            let Some(left) = patience.left(st.events) else {
                 return;
-            }
+            };
             st = self
                 .machine
                 .handed
