@@ -184,6 +184,13 @@ pub fn down(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
     for file in ["hostfile", "hostfile.autocoll", "agent", "mpirun"] {
         attempt(remove_if_present(&dir.join(file)));
     }
+    // The hosts' TMPDIRs (the agent's): what runs left there.
+    let tmp = dir.join("tmp");
+    if tmp.exists() {
+        attempt(
+            std::fs::remove_dir_all(&tmp).with_context(|| format!("removing {}", tmp.display())),
+        );
+    }
     if dir.exists() {
         attempt(std::fs::remove_dir(dir).with_context(|| format!("removing {}", dir.display())));
     }
@@ -271,7 +278,7 @@ fn write_files(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
     };
     autocoll::files::write_atomic(&dir.join("hostfile"), lines(false).as_bytes())?;
     autocoll::files::write_atomic(&dir.join("hostfile.autocoll"), lines(true).as_bytes())?;
-    write_script(&dir.join("agent"), &agent_script(spec))?;
+    write_script(&dir.join("agent"), &agent_script(spec, dir))?;
     write_script(&dir.join("mpirun"), &mpirun_script(spec, dir))
 }
 
@@ -286,7 +293,6 @@ fn write_script(path: &Path, text: &str) -> anyhow::Result<()> {
 /// hosts needs, so that the printed usage, `compare` and the tests cannot
 /// drift apart (one of them once lacked `rtc ^hwloc` and crashed).
 fn mpirun_script(spec: &Spec, dir: &Path) -> String {
-    let quoted = |p: PathBuf| format!("'{}'", p.display().to_string().replace('\'', r"'\''"));
     format!(
         r#"#!/bin/sh
 # mpirun across the emulated cluster `{name}` (made by `autocoll cluster up`).
@@ -310,13 +316,23 @@ exec mpirun --allow-run-as-root --hostfile {hostfile} \
     )
 }
 
+/// `path` quoted for sh.
+fn quoted(path: PathBuf) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
+}
+
 /// A launch agent called like ssh: `agent [-options] HOST COMMAND...`.
 /// The command words are joined and run by `sh -c` inside the host's
 /// namespace, as a remote shell would run them, with `AUTOCOLL_HOST` and
 /// `AUTOCOLL_SWITCH` saying where: every namespace has the machine's one
 /// hostname, and Open MPI's daemons pass their environment on to the
 /// ranks they start, so MPI ranks learn their host and switch from it.
-fn agent_script(spec: &Spec) -> String {
+/// Each host also gets its own `TMPDIR` under `dir`, as a real host has
+/// its own /tmp: Open MPI's daemons make their session directories there,
+/// named after the hostname they share, and a daemon that ended removed
+/// the directory another host's daemon was still making its own in
+/// (`orte_init` failed now and then when runs followed each other).
+fn agent_script(spec: &Spec, dir: &Path) -> String {
     let hosts: Vec<&str> = spec.hosts.iter().map(|h| h.name.as_str()).collect();
     // One case arm per switch: its hosts and its path.
     let arms: Vec<String> = spec
@@ -353,9 +369,12 @@ case "$host" in
     *) echo "agent: no host \`$host\` in cluster {name} (hosts: {list})" >&2; exit 255 ;;
 esac
 export AUTOCOLL_HOST="$host" AUTOCOLL_SWITCH="$switch"
+export TMPDIR={tmp}/"$host"
+mkdir -p "$TMPDIR" || exit 255
 exec ip netns exec "{name}-$host" sh -c "$*"
 "#,
         name = spec.name,
+        tmp = quoted(dir.join("tmp")),
         arms = arms.join("\n"),
         list = hosts.join(" "),
     )

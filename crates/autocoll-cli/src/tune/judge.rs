@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use autocoll::measure::{same, Point};
+use autocoll::measure::{same, Method, Point};
 use autocoll::select::format_bytes;
 use autocoll::{Algorithm, Implementation, Layout, Shape};
 
@@ -47,6 +47,8 @@ pub struct Judged {
     /// Our winner's median over theirs, both by the other's figures (NaN
     /// when the other has no figure of ours).
     pub ratio: f64,
+    /// The method the other measured its winner with.
+    pub method: Method,
     /// How it fares.
     pub agreement: Agreement,
 }
@@ -81,6 +83,7 @@ pub fn judge(ours: &[Row], theirs: &[Row], tolerance: f64) -> Vec<Judged> {
             ours: our.imp.clone(),
             theirs: best.imp.clone(),
             ratio,
+            method: best.method,
             agreement,
         });
     }
@@ -121,6 +124,25 @@ impl Verdict {
     /// Points with this agreement.
     pub fn count(&self, a: Agreement) -> usize {
         self.points.iter().filter(|j| j.agreement == a).count()
+    }
+
+    /// The points whose winners differ (neither the same nor another name
+    /// for the same messages), a line each: collective, ranks, bytes, our
+    /// winner, the other's and the other's method, tab-separated.
+    pub fn differing(&self) -> String {
+        let apart = |j: &&Judged| !matches!(j.agreement, Agreement::Same | Agreement::Alike);
+        let mut out = String::new();
+        for j in self.points.iter().filter(apart) {
+            let (op, ranks, bytes) = &j.point;
+            out += &format!(
+                "{op}\t{ranks}\t{}\t{}\t{}\t{}\n",
+                format_bytes(*bytes),
+                j.ours,
+                j.theirs,
+                j.method
+            );
+        }
+        out
     }
 
     /// The share of points whose winner is the same (by name or by its
@@ -278,6 +300,26 @@ mod tests {
             seconds: (1.0, 4.0),
         };
         assert_eq!(verdict.agreeing(), 1.0);
+    }
+
+    #[test]
+    fn issue20_the_points_whose_winners_differ_are_listed_for_a_duel() {
+        let theirs = [
+            row("bcast:flat", 1.00, 0.95, 1.05),
+            row("bcast:chain", 1.50, 1.40, 1.60),
+        ];
+        let judged = |ours: &str| Verdict {
+            points: judge(&[row(ours, 0.5, 0.5, 0.5)], &theirs, 0.02),
+            tolerance: 0.02,
+            seconds: (1.0, 4.0),
+        };
+        assert_eq!(
+            judged("bcast:chain").differing(),
+            "bcast\t4\t1K\tbcast:chain\tbcast:flat\ttruth\n"
+        );
+        // The same winner, or another name for its messages: no duel.
+        assert_eq!(judged("bcast:flat").differing(), "");
+        assert_eq!(judged("bcast:kary:k=3").differing(), "");
     }
 
     #[test]

@@ -74,7 +74,9 @@ pub struct Args {
     #[arg(long)]
     root: Option<usize>,
     /// Method that ranks the implementations: `auto` (truth when the ranks
-    /// share a clock, else ol-i), `truth` or `ol-i`.
+    /// share a clock, else ol-i; where it keeps too few calls, the
+    /// machines' fallback), `truth`, `ol-i` or `barrier` (the fallback
+    /// where ranks outnumber cores: an upper bound that ranks them).
     #[arg(long, default_value = "auto")]
     method: String,
     #[command(flatten)]
@@ -123,6 +125,13 @@ pub struct Args {
     /// --resume and every point done, it judges without measuring.
     #[arg(long)]
     against: Option<PathBuf>,
+    /// With --against: write the points whose winners differ (neither the
+    /// same nor another name for the same messages) to this file, one a
+    /// line, tab-separated: collective, ranks, bytes, this sweep's
+    /// winner, the other's, and the method the other measured them with;
+    /// for a duel of the two (`scripts/race-evidence --duel`).
+    #[arg(long, requires = "against")]
+    differing: Option<PathBuf>,
 }
 
 /// The partial results, saved after every point and every round of a
@@ -310,6 +319,10 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             seconds: (elapsed, other.elapsed_s),
         };
         say!("{verdict}");
+        if let Some(path) = &a.differing {
+            autocoll::files::write_atomic(path, verdict.differing().as_bytes())
+                .map_err(|e| Failure::Run(e.into()))?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -323,9 +336,10 @@ fn sweep_of(a: &Args, tree: Option<&args::TreeFile>) -> Result<Sweep, Failure> {
         "auto" => None,
         "truth" => Some(Method::Truth),
         "ol-i" => Some(Method::OlI),
+        "barrier" => Some(Method::Barrier),
         other => {
             return Err(Failure::Usage(format!(
-                "--method `{other}`: tune ranks by auto, truth or ol-i"
+                "--method `{other}`: tune ranks by auto, truth, ol-i or barrier"
             )))
         }
     };

@@ -197,6 +197,7 @@ impl Lottery {
             None => default_candidates(key.op, key.ranks, bytes, hosts),
         };
         let mut pool = Pool::new(candidates);
+        pool.set_home(&self.params);
         if pool.candidates.is_empty() {
             return Err(Error::Config(format!(
                 "the lottery has no candidates for {} at {bytes} bytes",

@@ -520,3 +520,53 @@ fn issue18_a_left_out_candidates_wait_goes_on_in_the_next_run() {
             .unwrap();
     assert_eq!((old[0].readmit_in, old[0].strikes), (None, 0));
 }
+
+/// Candidates as `candidates(n)`, the last one the MPI library's own.
+fn with_home(n: usize) -> Vec<Implementation> {
+    let mut out = candidates(n - 1);
+    out.push(Implementation::native(Collective::Bcast));
+    out
+}
+
+#[test]
+fn issue18_the_mpi_librarys_own_is_best_unless_another_is_clearly_faster() {
+    let p = Params::default();
+    // Home (index 2) at 10 s; a tree 3% faster (within the margin), then
+    // one 20% faster.
+    for (tree, best) in [(9.7, 2), (8.0, 0)] {
+        let times = [tree, 12.0, 10.0];
+        for seed in 1..10 {
+            let mut l = Pool::new(with_home(3));
+            l.set_home(&p);
+            let used = simulate(&mut l, &p, 1000, seed, |_, i| times[i]);
+            assert_eq!(l.best(), Some(best), "tree at {tree} s, seed {seed}");
+            assert!(share_of(&used[500..], best) > 0.7, "seed {seed}");
+        }
+    }
+    // Without a home candidate the 3% faster tree is the best.
+    let times = [9.7, 12.0, 10.0];
+    let mut l = Pool::new(candidates(3));
+    l.set_home(&p);
+    simulate(&mut l, &p, 1000, 1, |_, i| times[i]);
+    assert_eq!(l.best(), Some(0));
+}
+
+#[test]
+fn issue18_the_warm_up_tries_the_mpi_librarys_own_more_and_a_resumed_run_keeps_them() {
+    let p = Params::default();
+    let mut l = Pool::new(with_home(4));
+    l.set_home(&p);
+    let used = simulate(&mut l, &p, 200, 1, |_, i| [5.0, 6.0, 7.0, 5.5][i]);
+    let home_calls = used.iter().filter(|&&i| i == 3).count();
+    assert!(
+        home_calls >= (p.home_tries * TRY_CALLS) as usize,
+        "{home_calls}"
+    );
+    assert!(l.candidates[3].count >= p.home_tries);
+    // A new run from this one's state tries nobody again, home included.
+    let mut next = Pool::new(with_home(4));
+    next.set_home(&p);
+    next.resume(&l.saved(), &p);
+    assert_eq!(next.candidates[3].count, p.home_tries);
+    assert_eq!(next.warm_up(&p, &[]), None);
+}
