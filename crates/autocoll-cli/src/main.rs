@@ -15,6 +15,7 @@ mod bench;
 mod check;
 mod cluster;
 mod compare;
+mod heap;
 mod launch;
 mod list;
 mod map;
@@ -91,6 +92,7 @@ impl From<anyhow::Error> for Failure {
 }
 
 fn main() -> ExitCode {
+    heap::steady();
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Check(a) => check::run(a),
