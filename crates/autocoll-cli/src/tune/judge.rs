@@ -250,6 +250,36 @@ mod tests {
         assert_eq!(verdict.count(Agreement::Same), 8);
         let recorded = std::fs::read_to_string(dir.join("sim-n8-verdict.txt")).unwrap();
         assert_eq!(verdict.to_string().trim_end(), recorded.trim_end());
+        // On tcp with the heap held steady (2026-11-27), the points where
+        // the race's winner and the reference's differ, each judged again
+        // by a duel of the two: on 2 ranks the race's won all three; on 4
+        // ranks four of five, the fifth clearly slower.
+        for (ranks, apart, won) in [(2, 3, 3), (4, 5, 4)] {
+            let race = load(&format!("tcp-n{ranks}-heap-race.partial.json"));
+            let full = load(&format!("tcp-n{ranks}-heap-exhaustive.partial.json"));
+            let verdict = Verdict {
+                points: judge(&race.rows, &full.rows, 0.02),
+                tolerance: 0.02,
+                seconds: (race.elapsed_s, full.elapsed_s),
+            };
+            let name = format!("tcp-n{ranks}-heap-verdict.txt");
+            let recorded = std::fs::read_to_string(dir.join(name)).unwrap();
+            assert_eq!(verdict.to_string().trim_end(), recorded.trim_end());
+            let differing = verdict.differing();
+            assert_eq!(differing.lines().count(), apart);
+            let mut duels_won = 0;
+            for line in differing.lines() {
+                let f: Vec<&str> = line.split('\t').collect();
+                let duel = format!(
+                    "tcp-n{ranks}-heap-duel-{}-{}-{}.partial.json",
+                    f[0], f[1], f[2]
+                );
+                let judged = judge(&race.rows, &load(&duel).rows, 0.02);
+                assert_eq!(judged.len(), 1, "{line}");
+                duels_won += usize::from(judged[0].agreement == Agreement::Same);
+            }
+            assert_eq!(duels_won, won, "{ranks} ranks");
+        }
     }
 
     fn row(imp: &str, median: f64, lo: f64, hi: f64) -> Row {
