@@ -214,57 +214,68 @@ mod tests {
     /// sweep measuring every candidate, over tcp on 2 and on 4 ranks)
     /// judged again give the verdicts recorded beside them and quoted in
     /// docs/tuning.md.
-    #[test]
-    fn issue20_the_recorded_sweeps_are_judged_as_the_docs_say() {
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/tuning/evidence");
-        let load = |name: &str| match super::super::load_partial(&dir.join(name)) {
-            Ok(p) if !p.rows.is_empty() => p,
-            _ => panic!("{name} is missing or unreadable"),
-        };
-        for (ranks, slower) in [(2, 1), (4, 1)] {
-            let race = load(&format!("tcp-n{ranks}-race.partial.json"));
-            let full = load(&format!("tcp-n{ranks}-exhaustive.partial.json"));
-            let verdict = Verdict {
-                points: judge(&race.rows, &full.rows, 0.02),
-                tolerance: 0.02,
-                seconds: (race.elapsed_s, full.elapsed_s),
-            };
-            assert_eq!(verdict.points.len(), 9);
-            assert_eq!(verdict.count(Agreement::Differ), slower);
-            let name = format!("tcp-n{ranks}-verdict.txt");
-            let recorded = std::fs::read_to_string(dir.join(name)).unwrap();
-            assert_eq!(verdict.to_string().trim_end(), recorded.trim_end());
-        }
-        // On virtual time, where a call's time is the model's (no noise),
-        // the race picks the exhaustive sweep's own winner at every point
-        // that sweep finished (8 of 9: it was stopped in the last).
-        let race = load("sim-n8-race.partial.json");
-        let full = load("sim-n8-exhaustive.partial.json");
-        let verdict = Verdict {
+    /// The recorded pair `race` and `full` (files of docs/tuning/evidence)
+    /// judged again, checked against the verdict recorded in `verdict`;
+    /// with the race's rows.
+    fn recorded(race: &str, full: &str, verdict: &str) -> (Verdict, Vec<Row>) {
+        let race = evidence(race);
+        let full = evidence(full);
+        let judged = Verdict {
             points: judge(&race.rows, &full.rows, 0.02),
             tolerance: 0.02,
             seconds: (race.elapsed_s, full.elapsed_s),
         };
+        let text = std::fs::read_to_string(evidence_dir().join(verdict)).unwrap();
+        assert_eq!(judged.to_string().trim_end(), text.trim_end(), "{verdict}");
+        (judged, race.rows)
+    }
+
+    fn evidence_dir() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/tuning/evidence")
+    }
+
+    fn evidence(name: &str) -> super::super::Partial {
+        match super::super::load_partial(&evidence_dir().join(name)) {
+            Ok(p) if !p.rows.is_empty() => p,
+            _ => panic!("{name} is missing or unreadable"),
+        }
+    }
+
+    /// The recorded pairs of sweeps (docs/tuning/evidence: a race and a
+    /// sweep measuring every candidate, over tcp on 2 and on 4 ranks)
+    /// judged again give the verdicts recorded beside them and quoted in
+    /// docs/tuning.md.
+    #[test]
+    fn issue20_the_recorded_sweeps_are_judged_as_the_docs_say() {
+        for (ranks, slower) in [(2, 1), (4, 1)] {
+            let (verdict, _) = recorded(
+                &format!("tcp-n{ranks}-race.partial.json"),
+                &format!("tcp-n{ranks}-exhaustive.partial.json"),
+                &format!("tcp-n{ranks}-verdict.txt"),
+            );
+            assert_eq!(verdict.points.len(), 9);
+            assert_eq!(verdict.count(Agreement::Differ), slower);
+        }
+        // On virtual time, where a call's time is the model's (no noise),
+        // the race picks the exhaustive sweep's own winner at every point
+        // that sweep finished (8 of 9: it was stopped in the last).
+        let (verdict, _) = recorded(
+            "sim-n8-race.partial.json",
+            "sim-n8-exhaustive.partial.json",
+            "sim-n8-verdict.txt",
+        );
         assert_eq!(verdict.points.len(), 8);
         assert_eq!(verdict.count(Agreement::Same), 8);
-        let recorded = std::fs::read_to_string(dir.join("sim-n8-verdict.txt")).unwrap();
-        assert_eq!(verdict.to_string().trim_end(), recorded.trim_end());
         // On tcp with the heap held steady (2026-11-27), the points where
         // the race's winner and the reference's differ, each judged again
         // by a duel of the two: on 2 ranks the race's won all three; on 4
         // ranks four of five, the fifth clearly slower.
         for (ranks, apart, won) in [(2, 3, 3), (4, 5, 4)] {
-            let race = load(&format!("tcp-n{ranks}-heap-race.partial.json"));
-            let full = load(&format!("tcp-n{ranks}-heap-exhaustive.partial.json"));
-            let verdict = Verdict {
-                points: judge(&race.rows, &full.rows, 0.02),
-                tolerance: 0.02,
-                seconds: (race.elapsed_s, full.elapsed_s),
-            };
-            let name = format!("tcp-n{ranks}-heap-verdict.txt");
-            let recorded = std::fs::read_to_string(dir.join(name)).unwrap();
-            assert_eq!(verdict.to_string().trim_end(), recorded.trim_end());
+            let (verdict, race) = recorded(
+                &format!("tcp-n{ranks}-heap-race.partial.json"),
+                &format!("tcp-n{ranks}-heap-exhaustive.partial.json"),
+                &format!("tcp-n{ranks}-heap-verdict.txt"),
+            );
             let differing = verdict.differing();
             assert_eq!(differing.lines().count(), apart);
             let mut duels_won = 0;
@@ -274,7 +285,7 @@ mod tests {
                     "tcp-n{ranks}-heap-duel-{}-{}-{}.partial.json",
                     f[0], f[1], f[2]
                 );
-                let judged = judge(&race.rows, &load(&duel).rows, 0.02);
+                let judged = judge(&race, &evidence(&duel).rows, 0.02);
                 assert_eq!(judged.len(), 1, "{line}");
                 duels_won += usize::from(judged[0].agreement == Agreement::Same);
             }
