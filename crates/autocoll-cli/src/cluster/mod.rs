@@ -486,8 +486,9 @@ mod tests {
         assert_eq!(args[args.len() - 3..], ["-n", "2", "prog with space"]);
     }
 
-    /// The agent tells the command it runs its host and its switch's path,
-    /// and the autocoll hostfile names the switch too.
+    /// The agent tells the command it runs its host and its switch's path
+    /// and gives it a TMPDIR of the host's own, and the autocoll hostfile
+    /// names the switch too.
     #[test]
     fn the_agent_exports_the_host_and_its_switch_path() {
         let spec: Spec = toml::from_str(
@@ -510,13 +511,21 @@ mod tests {
         let run = |host: &str| {
             let out = output(
                 std::process::Command::new(root.join("agent"))
-                    .args([host, "echo", "$AUTOCOLL_HOST", "$AUTOCOLL_SWITCH"])
+                    .args([
+                        host,
+                        "echo",
+                        "$AUTOCOLL_HOST",
+                        "$AUTOCOLL_SWITCH",
+                        "$TMPDIR",
+                    ])
                     .env("PATH", &path),
             );
             String::from_utf8_lossy(&out.stdout).trim().to_string()
         };
-        assert_eq!(run("a"), "a top");
-        assert_eq!(run("b"), "b top/sub");
+        let tmp = |host: &str| root.join("tmp").join(host).display().to_string();
+        assert_eq!(run("a"), format!("a top {}", tmp("a")));
+        assert_eq!(run("b"), format!("b top/sub {}", tmp("b")));
+        assert!(std::path::Path::new(&tmp("b")).is_dir());
         assert_eq!(run("c"), "");
         let hostfile = std::fs::read_to_string(root.join("hostfile.autocoll")).unwrap();
         std::fs::remove_dir_all(&root).unwrap();
