@@ -210,10 +210,6 @@ impl fmt::Display for Verdict {
 mod tests {
     use super::*;
 
-    /// The recorded pairs of sweeps (docs/tuning/evidence: a race and a
-    /// sweep measuring every candidate, over tcp on 2 and on 4 ranks)
-    /// judged again give the verdicts recorded beside them and quoted in
-    /// docs/tuning.md.
     /// The recorded pair `race` and `full` (files of docs/tuning/evidence)
     /// judged again, checked against the verdict recorded in `verdict`;
     /// with the race's rows.
