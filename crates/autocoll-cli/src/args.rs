@@ -279,6 +279,21 @@ pub fn roots(text: &str, p: usize) -> Result<Vec<usize>, Failure> {
     Ok(out)
 }
 
+/// How `tune` and `bench --best` race a point's candidates.
+#[derive(clap::Args, Clone, Debug)]
+pub struct Racing {
+    /// Racing: candidates whose times differ by less than this share of the
+    /// best's are not told apart (the race ends there).
+    #[arg(long, default_value_t = 0.02)]
+    pub tolerance: f64,
+    /// Racing: when --max-reps rounds leave several candidates in, the two
+    /// with the lowest medians race on alone for up to this many rounds,
+    /// judged by their times paired round by round (0: no final; the
+    /// lowest median wins, undecided).
+    #[arg(long, default_value_t = 70)]
+    pub final_rounds: usize,
+}
+
 /// How long `bench` and `tune` repeat each point.
 #[derive(clap::Args, Clone, Debug)]
 pub struct Repeat {

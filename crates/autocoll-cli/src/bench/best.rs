@@ -35,7 +35,7 @@ pub(super) fn race_of(
     if methods.len() != 1 {
         return refuse("races the candidates with one --method, not several");
     }
-    let rule = crate::tune::race_rule(a.tolerance, opts, false)?;
+    let rule = crate::tune::race_rule(&a.racing, opts, false)?;
     Ok(Some((methods[0], rule)))
 }
 

@@ -93,10 +93,8 @@ pub struct Args {
     /// keep every candidate, marked. One method; not under mpi.
     #[arg(long)]
     best: bool,
-    /// With --best: candidates whose times differ by less than this share
-    /// of the best's are not told apart (the race ends there).
-    #[arg(long, default_value_t = 0.02)]
-    tolerance: f64,
+    #[command(flatten)]
+    racing: crate::args::Racing,
     #[command(flatten)]
     stats: crate::args::Repeat,
     /// Where the ranks run.

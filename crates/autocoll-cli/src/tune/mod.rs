@@ -114,10 +114,8 @@ pub struct Args {
     /// round).
     #[arg(long)]
     exhaustive: bool,
-    /// Racing: candidates whose times differ by less than this share of the
-    /// best's are not told apart (the race ends there).
-    #[arg(long, default_value_t = 0.02)]
-    tolerance: f64,
+    #[command(flatten)]
+    racing: crate::args::Racing,
     /// Judge this sweep's winners by another sweep's progress file (e.g.
     /// an --exhaustive one's `<out>.partial.json`): per point the same
     /// winner, one within --tolerance, one that sweep could not tell
@@ -314,8 +312,8 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             )));
         }
         let verdict = judge::Verdict {
-            points: judge::judge(&rows, &other.rows, a.tolerance),
-            tolerance: a.tolerance,
+            points: judge::judge(&rows, &other.rows, a.racing.tolerance),
+            tolerance: a.racing.tolerance,
             seconds: (elapsed, other.elapsed_s),
         };
         say!("{verdict}");
@@ -487,16 +485,17 @@ impl Saver {
 /// The rule the flags give: a race, or under `--exhaustive` every
 /// candidate every round.
 fn rule_of(a: &Args, opts: &Options) -> Result<RaceRule, Failure> {
-    race_rule(a.tolerance, opts, a.exhaustive)
+    race_rule(&a.racing, opts, a.exhaustive)
 }
 
-/// A race's rule from `--tolerance`, the repetition options and
+/// A race's rule from the racing flags, the repetition options and
 /// `--exhaustive` (`tune`'s and `bench --best`'s).
 pub(crate) fn race_rule(
-    tolerance: f64,
+    racing: &crate::args::Racing,
     opts: &Options,
     exhaustive: bool,
 ) -> Result<RaceRule, Failure> {
+    let tolerance = racing.tolerance;
     if !(0.0..1.0).contains(&tolerance) {
         return Err(Failure::Usage(format!(
             "--tolerance {tolerance} must lie in [0, 1): a share of the best's time"
@@ -506,6 +505,7 @@ pub(crate) fn race_rule(
         tolerance,
         max_reps: opts.max_reps.max(RaceRule::default().min_reps),
         eliminate: !exhaustive,
+        final_rounds: racing.final_rounds,
         ..RaceRule::default()
     })
 }

@@ -7,6 +7,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use autocoll::measure::race::{Ending, Race, Rule};
+use autocoll::measure::Summary;
 use autocoll::measure::{self, machines, same, Flag, Method, Options, Point};
 use autocoll::select::format_bytes;
 use autocoll::{Communicator, Layout};
@@ -61,7 +62,7 @@ impl Saved {
 }
 
 /// A raced candidate's part in its race.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Mark {
     /// Still in at the end (a dropped candidate's figures rest on its few
     /// repetitions).
@@ -74,6 +75,43 @@ pub struct Mark {
     /// figures it carries ([`autocoll::measure::same`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub same_as: Option<String>,
+    /// Of the two in the race's final: its time over its rival's, paired
+    /// by round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired: Option<Paired>,
+}
+
+/// A finalist's paired comparison with its rival.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Paired {
+    /// The rival.
+    pub against: String,
+    /// Rounds in which both kept a repetition.
+    pub rounds: usize,
+    /// The median of this candidate's time over the rival's.
+    pub ratio: f64,
+    /// Its 95% interval.
+    pub ci95: [f64; 2],
+}
+
+impl Paired {
+    /// Candidate `i`'s side of the race's final, if it was in it.
+    fn of(heat: &[Point], race: &Race, i: usize) -> Option<Paired> {
+        let last = race.last.as_ref()?;
+        let k = last.pair.iter().position(|&p| p == i)?;
+        // The final keeps the first's time over the second's.
+        let ratios: Vec<f64> = match k {
+            0 => last.ratios.clone(),
+            _ => last.ratios.iter().map(|r| 1.0 / r).collect(),
+        };
+        let s = Summary::of(&ratios);
+        Some(Paired {
+            against: heat[last.pair[1 - k]].imp.to_string(),
+            rounds: ratios.len(),
+            ratio: s.median,
+            ci95: [s.ci95_lo, s.ci95_hi],
+        })
+    }
 }
 
 /// What the ranks of a racing sweep share.
@@ -194,17 +232,19 @@ fn race_one(
 
 /// Every candidate's row, marked.
 fn rows_of(heat: &[Point], ranks: usize, raced: measure::Raced) -> Vec<Row> {
-    let ending = raced.race.ending.expect("a finished race");
+    let race = &raced.race;
+    let ending = race.ending.expect("a finished race");
     heat.iter()
         .zip(raced.measurements)
-        .zip(&raced.race.live)
-        .map(|((point, m), &live)| {
+        .enumerate()
+        .map(|(i, (point, m))| {
             let mut row = Row::new(&Subject::Ours(point.clone()), ranks, m);
             row.race = Some(Mark {
-                live,
+                live: race.live[i],
                 ending,
-                rounds: raced.race.rounds,
+                rounds: race.rounds,
                 same_as: None,
+                paired: Paired::of(heat, race, i),
             });
             row
         })
@@ -251,4 +291,45 @@ pub fn heats(points: Vec<Point>) -> Vec<Vec<Point>> {
 
 fn same_point(a: &Point, b: &Point) -> bool {
     a.imp.op == b.imp.op && a.bytes == b.bytes && a.root == b.root
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue20_each_finalist_is_marked_with_its_own_time_over_its_rivals() {
+        let heat: Vec<Point> = ["bcast:binomial", "bcast:flat", "bcast:chain"]
+            .iter()
+            .map(|imp| Point {
+                imp: imp.parse().expect("an implementation"),
+                bytes: 1024,
+                root: 0,
+            })
+            .collect();
+        let rule = Rule {
+            max_reps: 4,
+            ..Rule::default()
+        };
+        let mut race = Race::new(3);
+        // chain is 10% slower than binomial in every round; flat is far
+        // behind at first and then drops out of sight.
+        for round in 0..40 {
+            let level = if round % 2 == 0 { 1.0 } else { 1.5 };
+            for i in race.contenders() {
+                race.add(i, level * [1.0, 1.6, 1.1][i]);
+            }
+            if race.close_round(&rule) {
+                break;
+            }
+        }
+        let ours = Paired::of(&heat, &race, 0).expect("binomial in the final");
+        let theirs = Paired::of(&heat, &race, 2).expect("chain in the final");
+        assert_eq!(Paired::of(&heat, &race, 1), None, "flat was not");
+        assert_eq!(ours.against, "bcast:chain");
+        assert_eq!(theirs.against, "bcast:binomial");
+        assert!((ours.ratio - 1.0 / 1.1).abs() < 1e-9, "{}", ours.ratio);
+        assert!((theirs.ratio - 1.1).abs() < 1e-9, "{}", theirs.ratio);
+        assert_eq!(ours.rounds, 6, "decided at the sixth pair");
+    }
 }

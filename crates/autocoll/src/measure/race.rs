@@ -19,6 +19,17 @@
 //! more than the tolerance faster), or after `max_reps` rounds, every live
 //! candidate tried once a round (undecided: the lowest median wins, and
 //! the point says so; a method that discards calls may have kept fewer).
+//! Rounds running out with several candidates left call a *final*: the
+//! two with the lowest medians race on alone for up to `final_rounds`
+//! more rounds, judged by the ratio of their times within each round (a
+//! round in which both kept a repetition): the median ratio and its 95%
+//! interval, as above. Pairing removes what drifts from round to round
+//! (on crowded cores, the whole level moves by more than the tolerance
+//! within a minute), so the two that matter are told apart with the care
+//! of a dedicated comparison and not by two medians whose intervals
+//! overlap. From six paired rounds on (the fewest whose interval reaches
+//! 95%), an interval wholly on one side of 1 drops the slower (*alone*);
+//! one within the tolerance either side of 1 is a tie.
 //! A race in which a live candidate kept fewer than `min_reps` repetitions
 //! in twice as many rounds ends *unmeasured*: the method cannot measure
 //! that candidate here, and its caller measures the point another way.
@@ -29,6 +40,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::stats::{median, Summary};
+
+/// Paired rounds before a final can end: the fewest whose median's
+/// interval (the smallest to the largest) reaches 95%.
+const FINAL_MIN_PAIRS: usize = 6;
 
 /// When a race drops candidates and when it ends.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -43,6 +58,10 @@ pub struct Rule {
     /// every candidate runs every one of `max_reps` rounds (`tune
     /// --exhaustive`: the same care for all, still interleaved).
     pub eliminate: bool,
+    /// Rounds the two best may race on, paired, when `max_reps` rounds
+    /// leave several in (0: none; the lowest median wins undecided).
+    #[serde(default)]
+    pub final_rounds: usize,
 }
 
 impl Default for Rule {
@@ -52,6 +71,7 @@ impl Default for Rule {
             min_reps: 3,
             max_reps: 30,
             eliminate: true,
+            final_rounds: 70,
         }
     }
 }
@@ -88,6 +108,47 @@ pub struct Race {
     pub rounds: usize,
     /// How it ended, once it has.
     pub ending: Option<Ending>,
+    /// The final of the two best, once rounds ran out without a decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<Final>,
+}
+
+/// The final of a race: two candidates, their times paired by round.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Final {
+    /// The two, the lower median first when it began.
+    pub pair: [usize; 2],
+    /// The round it began after.
+    pub from: usize,
+    /// Per round in which both kept a repetition: the first's time over
+    /// the second's.
+    pub ratios: Vec<f64>,
+    /// This round's times of the two so far (a round ends between saves).
+    #[serde(skip)]
+    round: [Option<f64>; 2],
+}
+
+impl Final {
+    fn new(pair: [usize; 2], from: usize) -> Self {
+        Final {
+            pair,
+            from,
+            ratios: Vec::new(),
+            round: [None; 2],
+        }
+    }
+
+    fn add(&mut self, i: usize, seconds: f64) {
+        if let Some(k) = self.pair.iter().position(|&p| p == i) {
+            self.round[k] = Some(seconds);
+        }
+    }
+
+    fn close_round(&mut self) {
+        if let [Some(a), Some(b)] = std::mem::take(&mut self.round) {
+            self.ratios.push(a / b);
+        }
+    }
 }
 
 impl Race {
@@ -98,6 +159,7 @@ impl Race {
             live: vec![true; n],
             rounds: 0,
             ending: None,
+            last: None,
         }
     }
 
@@ -109,6 +171,9 @@ impl Race {
     /// Records a repetition of candidate `i`.
     pub fn add(&mut self, i: usize, seconds: f64) {
         self.reps[i].push(seconds);
+        if let Some(last) = &mut self.last {
+            last.add(i, seconds);
+        }
     }
 
     /// The live candidate with the lowest median, if any has a repetition
@@ -139,6 +204,9 @@ impl Race {
         }
         if !rule.eliminate {
             return self.rounds >= rule.max_reps && self.end(Ending::Exhausted);
+        }
+        if self.last.is_some() {
+            return self.close_final(rule);
         }
         let measured = |race: &Race| -> Vec<usize> {
             let live = race.contenders().into_iter();
@@ -177,6 +245,53 @@ impl Race {
         // Every live candidate has had max_reps tries, one a round (a
         // method may keep fewer: truth discards skewed calls).
         if self.rounds >= rule.max_reps {
+            return !self.begin_final(rule) && self.end(Ending::Undecided);
+        }
+        false
+    }
+
+    /// Narrows an undecided race to its two lowest medians, if the rule
+    /// allows a final and two are measured; false when there is none.
+    fn begin_final(&mut self, rule: &Rule) -> bool {
+        let mut ranked: Vec<usize> = self
+            .contenders()
+            .into_iter()
+            .filter(|&i| self.reps[i].len() >= rule.min_reps)
+            .collect();
+        if rule.final_rounds == 0 || ranked.len() < 2 {
+            return false;
+        }
+        ranked.sort_by(|&a, &b| median(&self.reps[a]).total_cmp(&median(&self.reps[b])));
+        let pair = [ranked[0], ranked[1]];
+        for i in self.contenders() {
+            self.live[i] = pair.contains(&i);
+        }
+        self.last = Some(Final::new(pair, self.rounds));
+        true
+    }
+
+    /// Ends a round of the final: its paired ratios decide, or its rounds
+    /// run out (undecided).
+    fn close_final(&mut self, rule: &Rule) -> bool {
+        let last = self.last.as_mut().expect("a final");
+        last.close_round();
+        let (pair, from) = (last.pair, last.from);
+        let paired = Summary::of(&last.ratios);
+        if last.ratios.len() >= FINAL_MIN_PAIRS {
+            if paired.ci95_hi < 1.0 {
+                self.live[pair[1]] = false;
+                return self.end(Ending::Alone);
+            }
+            if paired.ci95_lo > 1.0 {
+                self.live[pair[0]] = false;
+                return self.end(Ending::Alone);
+            }
+            let band = 1.0 / (1.0 + rule.tolerance)..=1.0 + rule.tolerance;
+            if band.contains(&paired.ci95_lo) && band.contains(&paired.ci95_hi) {
+                return self.end(Ending::Tied);
+            }
+        }
+        if self.rounds >= from + rule.final_rounds {
             return self.end(Ending::Undecided);
         }
         false
@@ -233,20 +348,13 @@ mod tests {
     fn overlapping_candidates_race_on_until_max_reps() {
         let rule = Rule {
             max_reps: 8,
+            final_rounds: 0,
             ..Rule::default()
         };
         let mut race = Race::new(2);
-        let mut rounds = 0;
         // Two candidates 5% apart whose repetitions overlap widely.
         let noise = [0.0, 0.3, -0.2, 0.25, -0.3, 0.1, -0.1, 0.2];
-        loop {
-            race.add(0, 1.00 + noise[rounds % 8]);
-            race.add(1, 1.05 + noise[(rounds + 3) % 8]);
-            rounds += 1;
-            if race.close_round(&rule) {
-                break;
-            }
-        }
+        run(&mut race, &rule, |r, i| [1.00, 1.05][i] + noise[(r + 3 * i) % 8]);
         assert_eq!(race.ending, Some(Ending::Undecided));
         assert_eq!(race.reps[0].len(), 8);
         assert_eq!(race.winner(), race.best());
@@ -316,5 +424,127 @@ mod tests {
         assert!(race.close_round(&rule));
         assert_eq!(race.ending, Some(Ending::Alone));
         assert_eq!(race.winner(), Some(0));
+    }
+
+    /// Races `times(round, candidate)` until decided; the rounds run.
+    fn run(race: &mut Race, rule: &Rule, times: impl Fn(usize, usize) -> f64) -> usize {
+        let mut rounds = 0;
+        loop {
+            for i in race.contenders() {
+                race.add(i, times(rounds, i));
+            }
+            rounds += 1;
+            if race.close_round(rule) {
+                return rounds;
+            }
+        }
+    }
+
+    /// A level that moves by up to ±30% from round to round, the same for
+    /// every candidate of the round (drift on crowded cores).
+    fn drift(round: usize) -> f64 {
+        1.0 + 0.3 * ((round * 7919 % 13) as f64 / 6.0 - 1.0)
+    }
+
+    #[test]
+    fn issue20_a_final_tells_two_drifting_candidates_apart_by_their_paired_rounds() {
+        let rule = Rule {
+            max_reps: 10,
+            ..Rule::default()
+        };
+        let mut race = Race::new(3);
+        // 1 is 4% faster than 0 in every round, 2 another 1% behind 0;
+        // the drift makes all three intervals overlap.
+        let speed = [1.0, 0.96, 1.01];
+        let rounds = run(&mut race, &rule, |r, i| speed[i] * drift(r));
+        let last = race.last.as_ref().expect("a final");
+        assert_eq!(last.from, 10);
+        assert_eq!(last.pair, [1, 0], "the two lowest medians, the lower first");
+        assert_eq!(race.ending, Some(Ending::Alone));
+        assert_eq!(race.contenders(), [1]);
+        assert_eq!(race.winner(), Some(1));
+        assert!(
+            rounds < 10 + rule.final_rounds,
+            "decided early: {rounds} rounds"
+        );
+    }
+
+    #[test]
+    fn issue20_a_final_between_equals_ends_tied() {
+        let rule = Rule {
+            max_reps: 10,
+            ..Rule::default()
+        };
+        let mut race = Race::new(2);
+        // Within a round the two differ by ±0.5%, alternately.
+        let rounds = run(&mut race, &rule, |r, i| {
+            let sign = if (r + i) % 2 == 0 { 1.0 } else { -1.0 };
+            drift(r) * (1.0 + 0.005 * sign)
+        });
+        assert_eq!(race.ending, Some(Ending::Tied));
+        assert!(rounds > 10 && rounds < 10 + rule.final_rounds, "{rounds}");
+        assert_eq!(race.contenders(), [0, 1]);
+    }
+
+    #[test]
+    fn issue20_a_final_that_cannot_decide_ends_undecided_after_its_rounds() {
+        let rule = Rule {
+            max_reps: 10,
+            final_rounds: 20,
+            ..Rule::default()
+        };
+        let mut race = Race::new(2);
+        // The pair swaps places by 10% from round to round.
+        let rounds = run(&mut race, &rule, |r, i| {
+            let ahead = (r + i) % 2 == 0;
+            drift(r) * if ahead { 0.9 } else { 1.1 }
+        });
+        assert_eq!(rounds, 30);
+        assert_eq!(race.ending, Some(Ending::Undecided));
+        assert_eq!(race.last.as_ref().map(|f| f.ratios.len()), Some(20));
+        assert_eq!(race.winner(), race.best());
+    }
+
+    #[test]
+    fn issue20_a_final_resumes_from_its_saved_ratios() {
+        let rule = Rule {
+            max_reps: 10,
+            ..Rule::default()
+        };
+        let speed = [1.0, 0.96];
+        let times = |r: usize, i: usize| speed[i] * drift(r);
+        let mut whole = Race::new(2);
+        run(&mut whole, &rule, times);
+        // The same race saved (as JSON) after its final's fifth round.
+        let mut race = Race::new(2);
+        for r in 0..15 {
+            race.add(0, times(r, 0));
+            race.add(1, times(r, 1));
+            assert!(!race.close_round(&rule));
+        }
+        let json = serde_json::to_string(&race).expect("saved");
+        let mut resumed: Race = serde_json::from_str(&json).expect("read back");
+        assert_eq!(resumed.last.as_ref().map(|f| f.ratios.len()), Some(5));
+        let mut r = 15;
+        loop {
+            for i in resumed.contenders() {
+                resumed.add(i, times(r, i));
+            }
+            r += 1;
+            if resumed.close_round(&rule) {
+                break;
+            }
+        }
+        // JSON may round a time's last digit: compare all but the times.
+        let shape = |r: &Race| {
+            (
+                r.live.clone(),
+                r.rounds,
+                r.ending,
+                r.last.clone().map(|f| (f.pair, f.from, f.ratios.len())),
+            )
+        };
+        assert_eq!(shape(&resumed), shape(&whole));
+        assert_eq!(whole.rounds, 16, "decided at the final's sixth pair");
     }
 }
