@@ -29,7 +29,9 @@
 //! of a dedicated comparison and not by two medians whose intervals
 //! overlap. From six paired rounds on (the fewest whose interval reaches
 //! 95%), an interval wholly on one side of 1 drops the slower (*alone*);
-//! one within the tolerance either side of 1 is a tie.
+//! one within the tolerance either side of 1 is a tie. A final whose
+//! rounds run out is undecided, and the paired median's loser is
+//! dropped: which was ahead in more rounds is the better guess.
 //! A race in which a live candidate kept fewer than `min_reps` repetitions
 //! in twice as many rounds ends *unmeasured*: the method cannot measure
 //! that candidate here, and its caller measures the point another way.
@@ -292,6 +294,18 @@ impl Race {
             }
         }
         if self.rounds >= from + rule.final_rounds {
+            // Undecided, the paired median still says which was ahead
+            // more often than not: the better guess than two medians
+            // that drifted apart. Its rival is dropped, so that every
+            // reader of the rows sees one winner.
+            let behind = if paired.median <= 1.0 {
+                pair[1]
+            } else {
+                pair[0]
+            };
+            if !paired.median.is_nan() {
+                self.live[behind] = false;
+            }
             return self.end(Ending::Undecided);
         }
         false
@@ -354,7 +368,9 @@ mod tests {
         let mut race = Race::new(2);
         // Two candidates 5% apart whose repetitions overlap widely.
         let noise = [0.0, 0.3, -0.2, 0.25, -0.3, 0.1, -0.1, 0.2];
-        run(&mut race, &rule, |r, i| [1.00, 1.05][i] + noise[(r + 3 * i) % 8]);
+        run(&mut race, &rule, |r, i| {
+            [1.00, 1.05][i] + noise[(r + 3 * i) % 8]
+        });
         assert_eq!(race.ending, Some(Ending::Undecided));
         assert_eq!(race.reps[0].len(), 8);
         assert_eq!(race.winner(), race.best());
@@ -502,7 +518,15 @@ mod tests {
         assert_eq!(rounds, 30);
         assert_eq!(race.ending, Some(Ending::Undecided));
         assert_eq!(race.last.as_ref().map(|f| f.ratios.len()), Some(20));
-        assert_eq!(race.winner(), race.best());
+        // The one ahead in the final's paired median wins; its rival is
+        // dropped.
+        let last = race.last.as_ref().expect("a final");
+        let ahead = match median(&last.ratios) <= 1.0 {
+            true => last.pair[0],
+            false => last.pair[1],
+        };
+        assert_eq!(race.contenders(), [ahead]);
+        assert_eq!(race.winner(), Some(ahead));
     }
 
     #[test]
