@@ -265,27 +265,31 @@ mod tests {
         // On tcp with the heap held steady (2026-11-27), the points where
         // the race's winner and the reference's differ, each judged again
         // by a duel of the two: on 2 ranks the race's won all three; on 4
-        // ranks four of five, the fifth clearly slower.
-        for (ranks, apart, won) in [(2, 3, 3), (4, 5, 4)] {
+        // ranks four of five, the fifth clearly slower. Then with the
+        // race's final, 2 and 4 ranks in one sweep: eight points apart, the
+        // race's winner won six duels outright (one more not told apart,
+        // one clearly slower).
+        for (name, apart, won) in [
+            ("tcp-n2-heap", 3, 3),
+            ("tcp-n4-heap", 5, 4),
+            ("tcp-final", 8, 6),
+        ] {
             let (verdict, race) = recorded(
-                &format!("tcp-n{ranks}-heap-race.partial.json"),
-                &format!("tcp-n{ranks}-heap-exhaustive.partial.json"),
-                &format!("tcp-n{ranks}-heap-verdict.txt"),
+                &format!("{name}-race.partial.json"),
+                &format!("{name}-exhaustive.partial.json"),
+                &format!("{name}-verdict.txt"),
             );
             let differing = verdict.differing();
-            assert_eq!(differing.lines().count(), apart);
+            assert_eq!(differing.lines().count(), apart, "{name}");
             let mut duels_won = 0;
             for line in differing.lines() {
                 let f: Vec<&str> = line.split('\t').collect();
-                let duel = format!(
-                    "tcp-n{ranks}-heap-duel-{}-{}-{}.partial.json",
-                    f[0], f[1], f[2]
-                );
+                let duel = format!("{name}-duel-{}-{}-{}.partial.json", f[0], f[1], f[2]);
                 let judged = judge(&race, &evidence(&duel).rows, 0.02);
                 assert_eq!(judged.len(), 1, "{line}");
                 duels_won += usize::from(judged[0].agreement == Agreement::Same);
             }
-            assert_eq!(duels_won, won, "{ranks} ranks");
+            assert_eq!(duels_won, won, "{name}");
         }
     }
 
