@@ -22,6 +22,15 @@
 pub mod config;
 pub mod stats;
 
+/// The library's own allocations, messages in flight above all, come from
+/// mimalloc, apart from the program's `malloc`: glibc serves a block of a
+/// MiB with a fresh `mmap` (a page fault per 4 KiB, every call) or from
+/// its heap depending on what the process freed before, and the
+/// program's allocator settings are not the library's to change.
+#[cfg(feature = "mpi")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[cfg(feature = "mpi")]
 pub mod boundary;
 #[cfg(feature = "mpi")]
