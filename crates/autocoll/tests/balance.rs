@@ -16,8 +16,10 @@ use autocoll::{local, Collective, Communicator, Implementation, Shape, Tree};
 mod tcp_threads;
 use tcp_threads::over_tcp;
 
-/// How late the late rank comes: far above the thresholds.
-const LATE: Duration = Duration::from_millis(3);
+/// How late the late rank comes: far above the thresholds, and above
+/// what a thread waits for a core while the other tests of this file run
+/// beside it (at 3 ms, a CI run saw the late rank keep its children).
+const LATE: Duration = Duration::from_millis(10);
 
 /// The cases a job runs in turn: broadcasts of one shape, unsegmented and
 /// segmented, mostly from rank 0, and a reduction (which the balancer

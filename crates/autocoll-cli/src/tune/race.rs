@@ -95,9 +95,10 @@ pub struct Paired {
 }
 
 impl Paired {
-    /// Candidate `i`'s side of the race's final, if it was in it.
+    /// Candidate `i`'s side of the race's final, if it was in it and a
+    /// round paired the two (a method that discards calls may never have).
     fn of(heat: &[Point], race: &Race, i: usize) -> Option<Paired> {
-        let last = race.last.as_ref()?;
+        let last = race.last.as_ref().filter(|f| !f.ratios.is_empty())?;
         let k = last.pair.iter().position(|&p| p == i)?;
         // The final keeps the first's time over the second's.
         let ratios: Vec<f64> = match k {
