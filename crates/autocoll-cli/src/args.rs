@@ -294,15 +294,22 @@ pub struct Racing {
     pub final_rounds: usize,
 }
 
+/// Repetitions of an implementation `bench` makes at least, unless told.
+const MIN_REPS: usize = 5;
+
 /// How long `bench` and `tune` repeat each point.
 #[derive(clap::Args, Clone, Debug)]
 pub struct Repeat {
-    /// Stop repeating when the relative standard error of the mean is below this.
+    /// Stop repeating an implementation when the relative standard error
+    /// of the mean is below this (`bench`; a race, in `tune` and `bench
+    /// --best`, ends by its own rule: see --tolerance).
     #[arg(long, default_value_t = 0.03)]
     pub rse: f64,
-    /// Repetitions at least.
-    #[arg(long, default_value_t = 5)]
-    pub min_reps: usize,
+    /// Repetitions at least: of each implementation (default 5); in a
+    /// race (`tune`, `bench --best`), of every candidate before any is
+    /// dropped (default 3).
+    #[arg(long)]
+    pub min_reps: Option<usize>,
     /// Repetitions at most.
     #[arg(long, default_value_t = 30)]
     pub max_reps: usize,
@@ -320,7 +327,9 @@ impl Repeat {
         Options {
             calls: self.calls,
             warmup: self.warmup,
-            min_reps: self.min_reps,
+            // Left out, never above --max-reps: only a --min-reps the
+            // user gave can conflict with it.
+            min_reps: self.min_reps.unwrap_or(MIN_REPS.min(self.max_reps)),
             max_reps: self.max_reps,
             rse: self.rse,
         }

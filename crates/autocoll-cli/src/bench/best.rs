@@ -17,11 +17,7 @@ use crate::Failure;
 
 /// What `--best` asks for: the method that races and the race's rule;
 /// `None` without `--best`. Refuses what it cannot be combined with.
-pub(super) fn race_of(
-    a: &Args,
-    methods: &[Method],
-    opts: &Options,
-) -> Result<Option<(Method, Rule)>, Failure> {
+pub(super) fn race_of(a: &Args, methods: &[Method]) -> Result<Option<(Method, Rule)>, Failure> {
     if !a.best {
         return Ok(None);
     }
@@ -35,7 +31,7 @@ pub(super) fn race_of(
     if methods.len() != 1 {
         return refuse("races the candidates with one --method, not several");
     }
-    let rule = crate::tune::race_rule(&a.racing, opts, false)?;
+    let rule = crate::tune::race_rule(&a.racing, &a.stats, false)?;
     Ok(Some((methods[0], rule)))
 }
 

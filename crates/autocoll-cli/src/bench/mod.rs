@@ -202,7 +202,7 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
     a.trace.check()?;
     let model = a.model.load(a.transport)?;
     let opts = a.stats.options();
-    let race = best::race_of(&a, &methods, &opts)?;
+    let race = best::race_of(&a, &methods)?;
     let sweep = Sweep {
         op,
         impls: &impls,

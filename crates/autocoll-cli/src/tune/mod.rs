@@ -255,7 +255,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         let saver = saver.clone();
         Arc::new(move |race| saver.race(race))
     };
-    let rule = rule_of(&a, &opts)?;
+    let rule = rule_of(&a)?;
     let mut outcome = Ok(());
     for &p in &ranks {
         if stop.load(Ordering::Relaxed) {
@@ -484,15 +484,17 @@ impl Saver {
 
 /// The rule the flags give: a race, or under `--exhaustive` every
 /// candidate every round.
-fn rule_of(a: &Args, opts: &Options) -> Result<RaceRule, Failure> {
-    race_rule(&a.racing, opts, a.exhaustive)
+fn rule_of(a: &Args) -> Result<RaceRule, Failure> {
+    race_rule(&a.racing, &a.stats, a.exhaustive)
 }
 
-/// A race's rule from the racing flags, the repetition options and
-/// `--exhaustive` (`tune`'s and `bench --best`'s).
+/// A race's rule from the racing flags, the repetition flags and
+/// `--exhaustive` (`tune`'s and `bench --best`'s): `--min-reps` when
+/// given, else the race's own 3 (bench's 5 would cost every one of ~70
+/// candidates two more repetitions before any could be dropped).
 pub(crate) fn race_rule(
     racing: &crate::args::Racing,
-    opts: &Options,
+    repeat: &crate::args::Repeat,
     exhaustive: bool,
 ) -> Result<RaceRule, Failure> {
     let tolerance = racing.tolerance;
@@ -501,12 +503,16 @@ pub(crate) fn race_rule(
             "--tolerance {tolerance} must lie in [0, 1): a share of the best's time"
         )));
     }
+    let min_reps = repeat
+        .min_reps
+        .unwrap_or(RaceRule::default().min_reps)
+        .max(1);
     Ok(RaceRule {
         tolerance,
-        max_reps: opts.max_reps.max(RaceRule::default().min_reps),
+        min_reps,
+        max_reps: repeat.max_reps.max(min_reps),
         eliminate: !exhaustive,
         final_rounds: racing.final_rounds,
-        ..RaceRule::default()
     })
 }
 
@@ -543,7 +549,7 @@ fn as_rank(
         heats: &heats,
         method,
         opts: *opts,
-        rule: rule_of(a, opts)?,
+        rule: rule_of(a)?,
         saved: &sweep.saved,
         stop,
     };
@@ -737,6 +743,36 @@ fn summary(table: &Table) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `tune --min-reps` and `bench --best --min-reps` set when a race may
+    /// first drop a candidate; left out, the race's own 3.
+    #[test]
+    fn issue20_min_reps_sets_the_repetitions_before_a_race_drops_any() {
+        #[derive(clap::Parser)]
+        struct Flags {
+            #[command(flatten)]
+            racing: crate::args::Racing,
+            #[command(flatten)]
+            repeat: crate::args::Repeat,
+        }
+        let rule = |argv: &[&str]| {
+            let flags = <Flags as clap::Parser>::try_parse_from(argv).expect("valid flags");
+            match race_rule(&flags.racing, &flags.repeat, false) {
+                Ok(rule) => rule,
+                Err(_) => panic!("{argv:?}: no rule"),
+            }
+        };
+        assert_eq!(rule(&["tune"]).min_reps, 3);
+        assert_eq!(rule(&["tune", "--min-reps", "6"]).min_reps, 6);
+        let repeat = |argv: &[&str]| {
+            <Flags as clap::Parser>::try_parse_from(argv)
+                .expect("valid flags")
+                .repeat
+                .options()
+        };
+        assert_eq!(repeat(&["bench"]).min_reps, 5);
+        assert_eq!(repeat(&["bench", "--max-reps", "4"]).min_reps, 4);
+    }
 
     fn row(ranks: usize, bytes: usize, imp: &str, median: f64) -> Row {
         let json = serde_json::json!({
