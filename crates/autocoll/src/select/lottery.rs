@@ -182,7 +182,9 @@ pub const TRY_CALLS: u32 = 2;
 /// one is due back (no draw could differ before), and every draw message
 /// costs a reduction and a broadcast, about two small collectives (issue
 /// 18). Four times: the drift rule, which looks at a period when it ends,
-/// then sees a change at most 124 calls late.
+/// then sees a change at most 124 calls late, or 155 when it began in the
+/// last quarter of a hold (too few times to move the median of its second
+/// half: the next hold shows it).
 pub const ALONE_HOLDS: u32 = 4;
 
 impl Default for Params {

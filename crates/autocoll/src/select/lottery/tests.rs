@@ -476,8 +476,10 @@ fn issue18_a_slowdown_is_seen_by_a_candidate_alone_within_its_longer_hold() {
         });
         let after = &used[3000..];
         let on_old = after.iter().position(|&i| i != 1).unwrap_or(after.len());
+        let hold = (ALONE_HOLDS * (1 + p.ttl_scale as u32)) as usize;
+        // A change in a hold's last quarter shows in the next hold.
         assert!(
-            on_old <= (ALONE_HOLDS * (1 + p.ttl_scale as u32)) as usize,
+            on_old <= hold + hold / 4,
             "seed {seed}: held the slowed-down one {on_old} calls"
         );
     }
