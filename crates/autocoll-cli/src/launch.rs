@@ -131,7 +131,20 @@ pub fn relaunch_self(
     marker: &'static [u8],
     report: Report,
 ) -> Result<(), Failure> {
-    let (program, args) = this_command()?;
+    relaunch_self_with(p, placement, timeout_secs, &[], marker, report)
+}
+
+/// [`relaunch_self`] with `extra` arguments after this command's own.
+pub fn relaunch_self_with(
+    p: usize,
+    placement: &Placement,
+    timeout_secs: u64,
+    extra: &[OsString],
+    marker: &'static [u8],
+    report: Report,
+) -> Result<(), Failure> {
+    let (program, mut args) = this_command()?;
+    args.extend_from_slice(extra);
     let job = job(p, placement, Some(timeout_secs as f64), program, args)?;
     run_relaunched(job, marker, report)
 }

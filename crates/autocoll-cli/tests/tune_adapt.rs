@@ -570,6 +570,48 @@ fn issue20_tune_on_crowded_cores_still_measures_every_winner_and_flags_it() {
     }
 }
 
+/// Issue 20: over tcp each point is measured by a job of its own (what
+/// the points before it did must not rank its candidates): every point
+/// once (a job that measured more than its point would report rows
+/// twice), and the crowded cores said once, not once a job.
+#[test]
+fn issue20_tune_over_tcp_measures_each_point_once_in_a_job_of_its_own() {
+    let dir = tempdir("tune-job-per-point");
+    let out = autocoll()
+        .env("AUTOCOLL_CORES", "2")
+        .args(["tune", "--transport", "tcp", "--op", "allreduce", "-n", "3"])
+        .args(["--bytes", "1K,4K,16K"])
+        .args(["--impl", "allreduce:ring,allreduce:recursive-doubling"])
+        .args(["--max-reps", "6", "--calls", "4", "--warmup", "2", "--out"])
+        .arg(dir.join("t.toml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("3 ranks on 2 cores").count(), 1, "{stderr}");
+    let doc = partial(&dir);
+    let mut points: Vec<(u64, String)> = doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["bytes"].as_u64().unwrap(), r["impl"].to_string()))
+        .collect();
+    points.sort();
+    let measured = points.len();
+    points.dedup();
+    assert_eq!(measured, points.len(), "a point measured twice: {points:?}");
+    assert_eq!(measured, 6, "{points:?}");
+    let refused = autocoll()
+        .args(["tune", "--op", "bcast", "-n", "2", "--bytes", "1K"])
+        .args(["--point", "bcast:1024", "--out"])
+        .arg(dir.join("u.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--point is for the ranks"), "{stderr}");
+}
+
 /// Issue 20: a bad AUTOCOLL_CORES is refused with what was wrong.
 #[test]
 fn issue20_a_bad_core_count_is_refused() {

@@ -266,6 +266,7 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
                 *p,
                 &a.placement,
                 a.timeout,
+                &[],
                 sink.clone(),
                 None,
                 hosts.clone(),

@@ -3,6 +3,8 @@
 //! and [`as_rank`], rank 0 reporting its rows on lines of its output) or
 //! under mpirun ([`run_mpi`]). A Ctrl-C stops all ranks at the same point.
 
+use std::collections::BTreeSet;
+use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,12 +52,14 @@ pub(crate) enum Report {
 /// Where rows go: the table, the progress bar and the results.
 pub(crate) type Sink = Arc<dyn Fn(Vec<Row>) + Send + Sync>;
 
-/// Launches `p` copies of this command over tcp; rank 0's reported rows go
-/// to `sink` as they come, its races' rounds to `races`.
+/// Launches `p` copies of this command over tcp, with `extra` arguments
+/// after its own; rank 0's reported rows go to `sink` as they come, its
+/// races' rounds to `races`.
 pub(crate) fn run_tcp(
     p: usize,
     placement: &Placement,
     timeout: u64,
+    extra: &[OsString],
     sink: Sink,
     races: Option<crate::tune::RaceSink>,
     hosts: Arc<Mutex<Vec<String>>>,
@@ -69,14 +73,29 @@ pub(crate) fn run_tcp(
                 }
             }
             Ok(Report::Hosts(list)) => *hosts.lock().unwrap_or_else(|e| e.into_inner()) = list,
-            Ok(Report::Note(text)) => eprintln!("autocoll: {text}"),
+            Ok(Report::Note(text)) => note_once(&text),
             Err(e) => eprintln!("autocoll: unreadable report from rank 0: {e}"),
         },
     );
-    launch::relaunch_self(p, placement, timeout, REPORT_LINE, report).map_err(|f| match f {
-        Failure::Run(e) => e,
-        Failure::Usage(m) => anyhow::anyhow!(m),
+    launch::relaunch_self_with(p, placement, timeout, extra, REPORT_LINE, report).map_err(|f| {
+        match f {
+            Failure::Run(e) => e,
+            Failure::Usage(m) => anyhow::anyhow!(m),
+        }
     })
+}
+
+/// Prints a rank's note unless this process printed it already: `tune`
+/// starts a job per point, whose ranks all find the same crowded cores.
+fn note_once(text: &str) {
+    static SAID: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    if SAID
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(text.to_string())
+    {
+        eprintln!("autocoll: {text}");
+    }
 }
 
 /// One rank of a tcp run: the plan for this job's size, with rank 0

@@ -130,6 +130,15 @@ pub struct Args {
     /// for a duel of the two (`scripts/race-evidence --duel`).
     #[arg(long, requires = "against")]
     differing: Option<PathBuf>,
+    /// With --transport tcp: measure all points of a rank count in one
+    /// job. By default each point gets a job of its own, so that what the
+    /// points before it did (heap, sockets) does not rank its candidates.
+    #[arg(long)]
+    one_job: bool,
+    /// The one point a rank of a job per point measures (`OP:BYTES`),
+    /// added by the launching process.
+    #[arg(long, hide = true)]
+    point: Option<String>,
 }
 
 /// The partial results, saved after every point and every round of a
@@ -191,6 +200,26 @@ impl Sweep {
             });
         race::heats(points.collect())
     }
+
+    /// The race of the point named `key` ([`point_key`]) alone.
+    fn heat_of(&self, p: usize, method: Method, key: &str) -> Result<Vec<Vec<Point>>, Failure> {
+        let heat = self
+            .heats(p, method)
+            .into_iter()
+            .find(|heat| point_key(heat) == key);
+        match heat {
+            Some(heat) => Ok(vec![heat]),
+            None => Err(Failure::Usage(format!(
+                "--point {key}: not a point of this sweep still to measure"
+            ))),
+        }
+    }
+}
+
+/// `OP:BYTES` of a race's point, which names it to a job of its own.
+fn point_key(heat: &[Point]) -> String {
+    heat.first()
+        .map_or_else(String::new, |p| format!("{}:{}", p.imp.op, p.bytes))
 }
 
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
@@ -228,6 +257,11 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     bench::install_ctrl_c(stop.clone());
     if a.transport == Transport::Tcp && launch::is_rank() {
         return as_rank(&a, &sweep, &opts, &stop);
+    }
+    if a.point.is_some() {
+        return Err(Failure::Usage(
+            "--point is for the ranks of a tcp job that tune starts itself".into(),
+        ));
     }
     let partial = partial_path(&a.out);
     let old = if a.resume {
@@ -281,9 +315,31 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
                 race_local(ranks, &setup, timeout, &*sink, &*rounds)
             }
             Transport::Tcp => {
-                let hosts = Arc::new(Mutex::new(Vec::new()));
-                let races = Some(rounds.clone());
-                bench::run_tcp(p, &a.placement, a.timeout, sink.clone(), races, hosts)
+                let jobs = match a.one_job {
+                    true => vec![Vec::new()],
+                    false => point_args(&sweep.heats(p, method)),
+                };
+                let mut outcome = Ok(());
+                for extra in jobs {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let hosts = Arc::new(Mutex::new(Vec::new()));
+                    let races = Some(rounds.clone());
+                    outcome = bench::run_tcp(
+                        p,
+                        &a.placement,
+                        a.timeout,
+                        &extra,
+                        sink.clone(),
+                        races,
+                        hosts,
+                    );
+                    if outcome.is_err() {
+                        break;
+                    }
+                }
+                outcome
             }
             Transport::Mpi => unreachable!("refused by refuse_mpi"),
         };
@@ -544,7 +600,10 @@ fn as_rank(
         Method::OlI
     });
     let sink = |rows: Vec<Row>| bench::say(&bench::Report::Rows(rows));
-    let heats = sweep.heats(comm.size(), method);
+    let heats = match &a.point {
+        Some(key) => sweep.heat_of(comm.size(), method, key)?,
+        None => sweep.heats(comm.size(), method),
+    };
     let setup = race::Setup {
         heats: &heats,
         method,
@@ -558,6 +617,14 @@ fn as_rank(
         .context("running the sweep")
         .map_err(Failure::Run)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The arguments of a job per point: `--point OP:BYTES` for each race.
+fn point_args(heats: &[Vec<Point>]) -> Vec<Vec<std::ffi::OsString>> {
+    heats
+        .iter()
+        .map(|heat| vec!["--point".into(), point_key(heat).into()])
+        .collect()
 }
 
 /// The fastest implementation (by median) of every (op, ranks, bytes);
