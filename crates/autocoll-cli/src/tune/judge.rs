@@ -268,11 +268,16 @@ mod tests {
         // ranks four of five, the fifth clearly slower. Then with the
         // race's final, 2 and 4 ranks in one sweep: eight points apart, the
         // race's winner won six duels outright (one more not told apart,
-        // one clearly slower).
+        // one clearly slower). With a job per point: seven apart, six won;
+        // with --min-reps 5, ten apart, seven won (one more within 2%); a
+        // third run, eleven apart, six won (two more within 2%).
         for (name, apart, won) in [
             ("tcp-n2-heap", 3, 3),
             ("tcp-n4-heap", 5, 4),
             ("tcp-final", 8, 6),
+            ("tcp-ppj", 7, 6),
+            ("tcp-ppj-mr5", 10, 7),
+            ("tcp-ppj3", 11, 6),
         ] {
             let (verdict, race) = recorded(
                 &format!("{name}-race.partial.json"),
