@@ -319,27 +319,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
                     true => vec![Vec::new()],
                     false => point_args(&sweep.heats(p, method)),
                 };
-                let mut outcome = Ok(());
-                for extra in jobs {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let hosts = Arc::new(Mutex::new(Vec::new()));
-                    let races = Some(rounds.clone());
-                    outcome = bench::run_tcp(
-                        p,
-                        &a.placement,
-                        a.timeout,
-                        &extra,
-                        sink.clone(),
-                        races,
-                        hosts,
-                    );
-                    if outcome.is_err() {
-                        break;
-                    }
-                }
-                outcome
+                race_tcp(p, &a, jobs, &sink, &rounds, &stop)
             }
             Transport::Mpi => unreachable!("refused by refuse_mpi"),
         };
@@ -584,6 +564,35 @@ fn race_local(
         comm.set_timeout(timeout);
         race::run(&mut comm, setup, rows, rounds)
     }))
+}
+
+/// Races on `p` ranks over tcp: a job for each of `jobs` (the arguments
+/// it adds), one after another, until one fails or Ctrl-C.
+fn race_tcp(
+    p: usize,
+    a: &Args,
+    jobs: Vec<Vec<std::ffi::OsString>>,
+    sink: &Sink,
+    rounds: &RaceSink,
+    stop: &AtomicBool,
+) -> anyhow::Result<()> {
+    for extra in jobs {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let hosts = Arc::new(Mutex::new(Vec::new()));
+        let races = Some(rounds.clone());
+        bench::run_tcp(
+            p,
+            &a.placement,
+            a.timeout,
+            &extra,
+            sink.clone(),
+            races,
+            hosts,
+        )?;
+    }
+    Ok(())
 }
 
 /// One rank of a tcp run: this job size's share of the sweep.
