@@ -332,6 +332,8 @@ impl Repeat {
             min_reps: self.min_reps.unwrap_or(MIN_REPS.min(self.max_reps)),
             max_reps: self.max_reps,
             rse: self.rse,
+            // Until the machines are known (bench and tune set it).
+            spin_waits: true,
         }
     }
 }

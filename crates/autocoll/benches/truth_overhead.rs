@@ -34,7 +34,7 @@ fn main() {
     // clock read, as it does for a rank that reaches its slot on time.
     let start = now_ns();
     let with_truth = per_call(|k| {
-        timed_call(start, 0, k, &mut times, || {
+        timed_call(start, 0, true, k, &mut times, || {
             black_box(());
             Ok::<(), ()>(())
         })

@@ -92,6 +92,7 @@ fn slow_forwarder_delays_ol_i_from_its_rank_on() {
         min_reps: 2,
         max_reps: 2,
         rse: 0.03,
+        ..Options::default()
     };
     let ol_i = |slow: bool| {
         let pt = pt.clone();
@@ -143,6 +144,7 @@ fn every_method_runs_every_collective() {
         min_reps: 1,
         max_reps: 2,
         rse: 0.5,
+        ..Options::default()
     };
     let ids = [
         "bcast:binomial",
@@ -265,6 +267,7 @@ fn issue20_methods_measured_together_take_turns_round_by_round() {
         min_reps: 3,
         max_reps: 6,
         rse: 0.0,
+        ..Options::default()
     };
     let p = point("bcast:flat", 1024);
     let methods = [Method::Barrier, Method::SendLatency];

@@ -268,6 +268,7 @@ pub(crate) fn rank_main(
     methods.sort();
     methods.dedup();
     let machines = machines(comm, &methods, false)?;
+    let opts = &machines.options(opts);
     for (k, planned) in plan.iter().enumerate() {
         let go = !stop.load(Ordering::Relaxed);
         if !measure::agree(comm, go)? {

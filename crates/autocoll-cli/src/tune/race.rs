@@ -145,6 +145,7 @@ pub fn run(
     round: &(dyn Fn(Saved) + Sync),
 ) -> autocoll::Result<()> {
     let found = bench::machines(comm, &[s.method], true)?;
+    let opts = found.options(&s.opts);
     let layout = comm
         .layout()
         .cloned()
@@ -166,7 +167,7 @@ pub fn run(
             .collect();
         let heat = heat.as_slice();
         let mut method = s.method;
-        let mut raced = race_one(comm, s, heat, method, k as u64 + 1, round)?;
+        let mut raced = race_one(comm, s, &opts, heat, method, k as u64 + 1, round)?;
         let short = raced
             .as_ref()
             .is_some_and(|r| r.race.ending == Some(Ending::Unmeasured));
@@ -183,7 +184,7 @@ pub fn run(
                     machines::bias(method)
                 ));
             }
-            raced = race_one(comm, s, heat, method, k as u64 + 1, round)?;
+            raced = race_one(comm, s, &opts, heat, method, k as u64 + 1, round)?;
         }
         if let Some(raced) = raced.filter(|r| r.race.ending.is_some()) {
             let mut out = with_alike(whole, &classes, rows_of(heat, comm.size(), raced));
@@ -200,10 +201,12 @@ pub fn run(
     Ok(())
 }
 
-/// One point's race with `method`, going on with its saved race if any.
+/// One point's race with `method` and `opts` (the setup's, for these
+/// machines), going on with its saved race if any.
 fn race_one(
     comm: &mut Communicator,
     s: &Setup,
+    opts: &Options,
     heat: &[Point],
     method: Method,
     seed: u64,
@@ -219,16 +222,7 @@ fn race_one(
         round(Saved::of(heat, ranks, method, race));
         !s.stop.load(Ordering::Relaxed)
     };
-    measure::race_points(
-        comm,
-        heat,
-        method,
-        &s.opts,
-        &s.rule,
-        from,
-        seed,
-        &mut report,
-    )
+    measure::race_points(comm, heat, method, opts, &s.rule, from, seed, &mut report)
 }
 
 /// Every candidate's row, marked.

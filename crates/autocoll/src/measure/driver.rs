@@ -63,6 +63,8 @@ pub(crate) struct Job {
     pub root: usize,
     /// Calls per repetition.
     pub calls: usize,
+    /// `truth` spins through its waits ([`Options::spin_waits`]).
+    pub spin_waits: bool,
 }
 
 impl Job {
@@ -73,6 +75,7 @@ impl Job {
             leader: if op.rooted() { root } else { 0 },
             root,
             calls: opts.calls.max(1),
+            spin_waits: opts.spin_waits,
         }
     }
 }

@@ -16,7 +16,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::call::allgather_words;
-use super::Method;
+use super::{Method, Options};
 use crate::clock::clock_id;
 use crate::comm::Communicator;
 use crate::error::{Error, Result};
@@ -102,6 +102,15 @@ impl Machines {
     /// True when some machine runs more ranks than it has cores.
     pub fn crowded(&self) -> bool {
         self.machines.iter().any(Machine::crowded)
+    }
+
+    /// `opts` for measuring on these machines: `truth` sleeps through its
+    /// waits where ranks outnumber cores ([`Options::spin_waits`]).
+    pub fn options(&self, opts: &Options) -> Options {
+        Options {
+            spin_waits: opts.spin_waits && !self.crowded(),
+            ..*opts
+        }
     }
 
     /// Whether `method`'s premise holds on these machines.
@@ -263,6 +272,29 @@ mod tests {
         assert!(!m.crowded());
         assert!(m.holds(Method::Truth));
         assert_eq!(m.warning(&[Method::Truth]), None);
+    }
+
+    #[test]
+    fn issue20_truth_spins_through_its_waits_only_where_ranks_have_a_core_each() {
+        let roomy = Machines::from_ranks(&[1; 2], &[2; 2], &hosts(&["h"; 2]));
+        let crowded = Machines::from_ranks(&[1; 3], &[2; 3], &hosts(&["h"; 3]));
+        let asked = Options::default();
+        assert!(asked.spin_waits);
+        assert!(roomy.options(&asked).spin_waits);
+        assert!(!crowded.options(&asked).spin_waits);
+        // Only the waits change; and a caller's no is kept.
+        assert_eq!(
+            Options {
+                spin_waits: true,
+                ..crowded.options(&asked)
+            },
+            asked
+        );
+        let never = Options {
+            spin_waits: false,
+            ..asked
+        };
+        assert!(!roomy.options(&never).spin_waits);
     }
 
     #[test]

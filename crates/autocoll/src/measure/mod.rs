@@ -159,6 +159,14 @@ pub struct Options {
     pub max_reps: usize,
     /// Stop when the relative standard error of the mean falls below this.
     pub rse: f64,
+    /// `truth`: spin (yielding) through the waits between calls, up to
+    /// 10 ms, rather than sleep through them. A rank that slept starts its
+    /// next call slower, and a window's length depends on a candidate's
+    /// warm-up, so sleeping made the same tree measure up to 18% apart
+    /// from itself ([`truth::wait_until`]). Set it false where ranks
+    /// outnumber cores: there a spinning rank takes the processor from
+    /// one still in its call.
+    pub spin_waits: bool,
 }
 
 impl Default for Options {
@@ -169,6 +177,7 @@ impl Default for Options {
             min_reps: 5,
             max_reps: 50,
             rse: 0.03,
+            spin_waits: true,
         }
     }
 }

@@ -41,8 +41,13 @@ const MAX_WINDOW_NS: u64 = 60_000_000_000;
 /// estimate: a long call's start is not noticeably late, and the idle
 /// part of each window is time the benchmark spends doing nothing.
 const LONG_CALL_NS: u64 = 10_000_000;
-/// A rank sleeps until this close to a start, then spins (yielding).
+/// A rank that sleeps wakes this long before a start, then spins
+/// (yielding).
 const SPIN_NS: u64 = 200_000;
+/// Waits up to this long are spun through when ranks have a core each
+/// ([`wait_until`]); a wake-up's cost is a percent of a call that needs a
+/// longer one.
+const NAP_FROM_NS: u64 = 10_000_000;
 /// The last stretch before a start is spun without yielding.
 const FINAL_SPIN_NS: u64 = 20_000;
 /// How far ahead of the first start the leader schedules a repetition, on
@@ -94,24 +99,35 @@ impl Windows {
     }
 }
 
-/// Returns at `t_ns` on the monotonic clock (or at once if it has passed):
-/// sleeps until shortly before, then spins, yielding the processor so that
-/// ranks sharing a core still reach their start. (Sleeping to the start
-/// itself was tried: wake-ups came 30–90 µs late and 20–40 µs apart on a
-/// loaded 2-core machine, against ~10 µs with the final spin.)
-pub fn wait_until(t_ns: u64) {
+/// Returns at `t_ns` on the monotonic clock (or at once if it has passed),
+/// spinning and yielding the processor so that ranks sharing a core still
+/// reach their start; the last stretch is spun without yielding. With
+/// `spin` false, or a wait longer than [`NAP_FROM_NS`], it first sleeps
+/// until [`SPIN_NS`] before.
+///
+/// Why not sleep through every wait: a rank that slept starts its next
+/// call slower. On this project's 2-core machine the same broadcast
+/// (64 KiB, 2 ranks, `bcast:flat` against `bcast:flat:seg=64K`, 100
+/// interleaved repetitions a job) measured 0.82–1.04 of itself over six
+/// jobs when the waits were slept through, the one with the longer window
+/// (its warm-up's estimate, 0.2 against 1 ms) slower; spun through, 0.98–
+/// 1.01. (Sleeping to the start itself was tried too: wake-ups came 30–90
+/// µs late and 20–40 µs apart on a loaded 2-core machine, against ~10 µs
+/// with the final spin.)
+pub fn wait_until(t_ns: u64, spin: bool) {
     if crate::clock::is_virtual() {
         // Virtual time passes only when the rank says so.
         crate::clock::set_virtual(now_ns().max(t_ns));
         return;
     }
+    let nap_from = if spin { NAP_FROM_NS } else { SPIN_NS };
     loop {
         let now = now_ns();
         if now >= t_ns {
             return;
         }
         let left = t_ns - now;
-        if left > SPIN_NS {
+        if left > nap_from {
             std::thread::sleep(std::time::Duration::from_nanos(left - SPIN_NS));
         } else if left > FINAL_SPIN_NS {
             std::thread::yield_now();
@@ -129,17 +145,19 @@ pub fn precise_sleeps() {
     let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
 }
 
-/// Call `k` of a schedule: waits for start + k·window, then records the
-/// enter and leave times of `call` in `times[2k]` and `times[2k+1]`.
+/// Call `k` of a schedule: waits for start + k·window (spinning through
+/// the wait, or not: [`wait_until`]), then records the enter and leave
+/// times of `call` in `times[2k]` and `times[2k+1]`.
 #[inline]
 pub fn timed_call<E>(
     start_ns: u64,
     window_ns: u64,
+    spin: bool,
     k: usize,
     times: &mut [u64],
     call: impl FnOnce() -> Result<(), E>,
 ) -> Result<(), E> {
-    wait_until(start_ns + k as u64 * window_ns);
+    wait_until(start_ns + k as u64 * window_ns, spin);
     let enter = now_ns();
     call()?;
     let leave = now_ns();
@@ -165,7 +183,10 @@ pub(crate) fn rep(
     precise_sleeps();
     let mut times = vec![0u64; 2 * m];
     for k in 0..m {
-        timed_call(start, window, k, &mut times, || caller.call(comm, job.root))?;
+        let spin = job.spin_waits;
+        timed_call(start, window, spin, k, &mut times, || {
+            caller.call(comm, job.root)
+        })?;
     }
     let mut all = if me == job.leader {
         vec![0u64; 2 * m * size]
@@ -300,7 +321,7 @@ mod tests {
     fn timed_call_waits_for_its_slot() {
         let start = now_ns() + 2_000_000;
         let mut times = [0u64; 4];
-        timed_call(start, 1_000_000, 1, &mut times, || Ok::<(), ()>(())).unwrap();
+        timed_call(start, 1_000_000, true, 1, &mut times, || Ok::<(), ()>(())).unwrap();
         assert!(times[2] >= start + 1_000_000);
         assert!(times[3] >= times[2]);
     }
