@@ -120,9 +120,12 @@ pub struct Args {
     /// an --exhaustive one's `<out>.partial.json`): per point the same
     /// winner, one within --tolerance, one that sweep could not tell
     /// apart, or a slower one; and the two sweeps' measuring times. With
-    /// --resume and every point done, it judges without measuring.
+    /// --resume and every point done, it judges without measuring. Given
+    /// several times, the files are one sweep's jobs (a duel run again
+    /// and again): each implementation's figure is the median of its
+    /// medians over them, and its interval their range.
     #[arg(long)]
-    against: Option<PathBuf>,
+    against: Vec<PathBuf>,
     /// With --against: write the points whose winners differ (neither the
     /// same nor another name for the same messages) to this file, one a
     /// line, tab-separated: collective, ranks, bytes, this sweep's
@@ -339,18 +342,12 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::from(130));
     }
     write_outputs(&a, &rows)?;
-    if let Some(path) = &a.against {
-        let other = load_partial(path)?;
-        if other.rows.is_empty() {
-            return Err(Failure::Usage(format!(
-                "--against {}: no results to judge by",
-                path.display()
-            )));
-        }
+    if !a.against.is_empty() {
+        let (theirs, seconds) = load_against(&a.against)?;
         let verdict = judge::Verdict {
-            points: judge::judge(&rows, &other.rows, a.racing.tolerance),
+            points: judge::judge(&rows, &theirs, a.racing.tolerance),
             tolerance: a.racing.tolerance,
-            seconds: (elapsed, other.elapsed_s),
+            seconds: (elapsed, seconds),
         };
         say!("{verdict}");
         if let Some(path) = &a.differing {
@@ -359,6 +356,29 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The rows to judge by, from one file or pooled from several jobs'
+/// ([`judge::pooled`]), and the seconds they took in all.
+fn load_against(paths: &[PathBuf]) -> Result<(Vec<Row>, f64), Failure> {
+    let mut sweeps = Vec::new();
+    let mut seconds = 0.0;
+    for path in paths {
+        let other = load_partial(path)?;
+        if other.rows.is_empty() {
+            return Err(Failure::Usage(format!(
+                "--against {}: no results to judge by",
+                path.display()
+            )));
+        }
+        seconds += other.elapsed_s;
+        sweeps.push(other.rows);
+    }
+    let rows = match sweeps.len() {
+        1 => sweeps.pop().unwrap_or_default(),
+        _ => judge::pooled(&sweeps),
+    };
+    Ok((rows, seconds))
 }
 
 /// The collectives, their sizes and candidate lists, and what is done.
