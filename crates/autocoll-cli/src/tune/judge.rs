@@ -305,32 +305,61 @@ mod tests {
         // race's winner won six duels outright (one more not told apart,
         // one clearly slower). With a job per point: seven apart, six won;
         // with --min-reps 5, ten apart, seven won (one more within 2%); a
-        // third run, eleven apart, six won (two more within 2%).
-        for (name, apart, won) in [
-            ("tcp-n2-heap", 3, 3),
-            ("tcp-n4-heap", 5, 4),
-            ("tcp-final", 8, 6),
-            ("tcp-ppj", 7, 6),
-            ("tcp-ppj-mr5", 10, 7),
-            ("tcp-ppj3", 11, 6),
-        ] {
-            let (verdict, race) = recorded(
-                &format!("{name}-race.partial.json"),
+        // third run, eleven apart, six won (two more within 2%). Each of
+        // those duels ran in one job; from the tcp-spin run on, in nine
+        // (`-jJ` files), judged by the median job: its race seven apart,
+        // three won and one more within 2%; measuring everything again,
+        // six apart, four won and two more within 2%.
+        for (name, judged, jobs, apart, won, within) in DUELLED {
+            // A race's files are NAME-*; another sweep's NAME-JUDGED-*.
+            let stem = match judged {
+                "race" => name.to_string(),
+                _ => format!("{name}-{judged}"),
+            };
+            let (verdict, rows) = recorded(
+                &format!("{name}-{judged}.partial.json"),
                 &format!("{name}-exhaustive.partial.json"),
-                &format!("{name}-verdict.txt"),
+                &format!("{stem}-verdict.txt"),
             );
             let differing = verdict.differing();
-            assert_eq!(differing.lines().count(), apart, "{name}");
-            let mut duels_won = 0;
+            assert_eq!(differing.lines().count(), apart, "{stem}");
+            let (mut duels_won, mut duels_within) = (0, 0);
             for line in differing.lines() {
                 let f: Vec<&str> = line.split('\t').collect();
-                let duel = format!("{name}-duel-{}-{}-{}.partial.json", f[0], f[1], f[2]);
-                let judged = judge(&race, &evidence(&duel).rows, 0.02);
+                let duel = format!("{stem}-duel-{}-{}-{}", f[0], f[1], f[2]);
+                let judged = judge(&rows, &duelled(&duel, jobs), 0.02);
                 assert_eq!(judged.len(), 1, "{line}");
                 duels_won += usize::from(judged[0].agreement == Agreement::Same);
+                duels_within += usize::from(judged[0].agreement == Agreement::Within);
             }
-            assert_eq!(duels_won, won, "{name}");
+            assert_eq!((duels_won, duels_within), (won, within), "{stem}");
         }
+    }
+
+    /// The recorded runs whose differing points were duelled: name, the
+    /// sweep judged by the run's exhaustive one (its race, or measuring
+    /// everything again), jobs a duel ran in, points apart, duels the
+    /// judged sweep's winner won, and those it lost within 2%.
+    const DUELLED: [(&str, &str, usize, usize, usize, usize); 8] = [
+        ("tcp-n2-heap", "race", 1, 3, 3, 0),
+        ("tcp-n4-heap", "race", 1, 5, 4, 0),
+        ("tcp-final", "race", 1, 8, 6, 0),
+        ("tcp-ppj", "race", 1, 7, 6, 0),
+        ("tcp-ppj-mr5", "race", 1, 10, 7, 1),
+        ("tcp-ppj3", "race", 1, 11, 6, 2),
+        ("tcp-spin", "race", 9, 7, 3, 1),
+        ("tcp-spin", "exhaustive2", 9, 6, 4, 2),
+    ];
+
+    /// A recorded duel's rows: its one file, or its jobs' pooled.
+    fn duelled(duel: &str, jobs: usize) -> Vec<Row> {
+        if jobs == 1 {
+            return evidence(&format!("{duel}.partial.json")).rows;
+        }
+        let each: Vec<Vec<Row>> = (1..=jobs)
+            .map(|j| evidence(&format!("{duel}-j{j}.partial.json")).rows)
+            .collect();
+        pooled(&each)
     }
 
     fn row(imp: &str, median: f64, lo: f64, hi: f64) -> Row {

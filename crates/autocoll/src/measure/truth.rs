@@ -102,8 +102,8 @@ impl Windows {
 /// Returns at `t_ns` on the monotonic clock (or at once if it has passed),
 /// spinning and yielding the processor so that ranks sharing a core still
 /// reach their start; the last stretch is spun without yielding. With
-/// `spin` false, or a wait longer than [`NAP_FROM_NS`], it first sleeps
-/// until [`SPIN_NS`] before.
+/// `spin` false, or a wait longer than 10 ms, it first sleeps until
+/// 0.2 ms before.
 ///
 /// Why not sleep through every wait: a rank that slept starts its next
 /// call slower. On this project's 2-core machine the same broadcast
@@ -182,8 +182,8 @@ pub(crate) fn rep(
     let [start, window] = plan;
     precise_sleeps();
     let mut times = vec![0u64; 2 * m];
+    let spin = job.spin_waits;
     for k in 0..m {
-        let spin = job.spin_waits;
         timed_call(start, window, spin, k, &mut times, || {
             caller.call(comm, job.root)
         })?;
