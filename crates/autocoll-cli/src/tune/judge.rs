@@ -309,7 +309,10 @@ mod tests {
         // those duels ran in one job; from the tcp-spin run on, in nine
         // (`-jJ` files), judged by the median job: its race seven apart,
         // three won and one more within 2%; measuring everything again,
-        // six apart, four won and two more within 2%.
+        // six apart, four won and two more within 2%; a second race
+        // against the same reference, six apart, four won and one more
+        // within 2%; a third, its finals settled in five jobs each, eleven
+        // apart, five won and four more within 2%.
         for (name, judged, jobs, apart, won, within) in DUELLED {
             // A race's files are NAME-*; another sweep's NAME-JUDGED-*.
             let stem = match judged {
@@ -340,7 +343,7 @@ mod tests {
     /// sweep judged by the run's exhaustive one (its race, or measuring
     /// everything again), jobs a duel ran in, points apart, duels the
     /// judged sweep's winner won, and those it lost within 2%.
-    const DUELLED: [(&str, &str, usize, usize, usize, usize); 8] = [
+    const DUELLED: [(&str, &str, usize, usize, usize, usize); 10] = [
         ("tcp-n2-heap", "race", 1, 3, 3, 0),
         ("tcp-n4-heap", "race", 1, 5, 4, 0),
         ("tcp-final", "race", 1, 8, 6, 0),
@@ -349,6 +352,8 @@ mod tests {
         ("tcp-ppj3", "race", 1, 11, 6, 2),
         ("tcp-spin", "race", 9, 7, 3, 1),
         ("tcp-spin", "exhaustive2", 9, 6, 4, 2),
+        ("tcp-spin", "race-b", 9, 6, 4, 1),
+        ("tcp-spin", "race-c", 9, 11, 5, 4),
     ];
 
     /// A recorded duel's rows: its one file, or its jobs' pooled.

@@ -9,6 +9,7 @@
 //! is saved (atomically) to `<out>.partial.json`, so `--resume` continues
 //! an interrupted sweep where it stopped.
 
+pub(crate) mod across;
 pub(crate) mod judge;
 pub(crate) mod race;
 
@@ -142,6 +143,21 @@ pub struct Args {
     /// added by the launching process.
     #[arg(long, hide = true)]
     point: Option<String>,
+    /// With --transport tcp and a job per point: when a point's race goes
+    /// to a final, measure its two finalists again in this many jobs of
+    /// their own (30 rounds each, interleaved) and let the median job's
+    /// ratio of their times pick the winner. 0 (the default): the race's
+    /// own final, in the race's job, decides; five jobs showed no gain
+    /// in the one sweep measured (docs/tuning.md).
+    #[arg(long, default_value_t = 0)]
+    final_jobs: usize,
+    /// The two finalists a rank of a settling job measures (`A,B`), added
+    /// by the launching process with --point and --final-method.
+    #[arg(long, hide = true)]
+    final_of: Option<String>,
+    /// The method that timed the finalists in their race.
+    #[arg(long, hide = true)]
+    final_method: Option<Method>,
 }
 
 /// The partial results, saved after every point and every round of a
@@ -261,9 +277,11 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     if a.transport == Transport::Tcp && launch::is_rank() {
         return as_rank(&a, &sweep, &opts, &stop);
     }
-    if a.point.is_some() {
+    if a.point.is_some() || a.final_of.is_some() || a.final_method.is_some() {
         return Err(Failure::Usage(
-            "--point is for the ranks of a tcp job that tune starts itself".into(),
+            "--point, --final-of and --final-method are for the ranks of a tcp job \
+             that tune starts itself"
+                .into(),
         ));
     }
     let partial = partial_path(&a.out);
@@ -600,18 +618,64 @@ fn race_tcp(
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let hosts = Arc::new(Mutex::new(Vec::new()));
         let races = Some(rounds.clone());
-        bench::run_tcp(
-            p,
-            &a.placement,
-            a.timeout,
-            &extra,
-            sink.clone(),
-            races,
-            hosts,
-        )?;
+        let mut rows = tcp_job(p, a, &extra, races)?;
+        if !a.one_job {
+            settle_across_jobs(p, a, &extra, &mut rows, stop)?;
+        }
+        sink(rows);
     }
+    Ok(())
+}
+
+/// One tcp job of `p` ranks with `extra` arguments: rank 0's rows.
+fn tcp_job(
+    p: usize,
+    a: &Args,
+    extra: &[std::ffi::OsString],
+    races: Option<RaceSink>,
+) -> anyhow::Result<Vec<Row>> {
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let collect: Sink = {
+        let got = got.clone();
+        Arc::new(move |rows| got.lock().unwrap_or_else(|e| e.into_inner()).extend(rows))
+    };
+    let hosts = Arc::new(Mutex::new(Vec::new()));
+    bench::run_tcp(p, &a.placement, a.timeout, extra, collect, races, hosts)?;
+    let rows = std::mem::take(&mut *got.lock().unwrap_or_else(|e| e.into_inner()));
+    Ok(rows)
+}
+
+/// When the race of the point `point` (its job's arguments) went to a
+/// final, its two finalists measured again in `--final-jobs` jobs of
+/// their own, and the median job's faster one made the winner
+/// ([`across`]).
+fn settle_across_jobs(
+    p: usize,
+    a: &Args,
+    point: &[std::ffi::OsString],
+    rows: &mut [Row],
+    stop: &AtomicBool,
+) -> anyhow::Result<()> {
+    let Some((x, y, method)) = across::finalists(rows) else {
+        return Ok(());
+    };
+    let mut extra = point.to_vec();
+    extra.extend([
+        "--final-of".into(),
+        format!("{x},{y}").into(),
+        "--final-method".into(),
+        method.to_string().into(),
+    ]);
+    let mut ratios = Vec::new();
+    for _ in 0..a.final_jobs {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let job = tcp_job(p, a, &extra, None)?;
+        ratios.extend(across::ratio(&job, &x, &y));
+    }
+    across::settle(rows, &x, &y, &ratios);
     Ok(())
 }
 
@@ -633,12 +697,26 @@ fn as_rank(
         Some(key) => sweep.heat_of(comm.size(), method, key)?,
         None => sweep.heats(comm.size(), method),
     };
+    // A settling job measures the two finalists of its point, every round.
+    let (heats, method, rule, saved) = match (&a.final_of, a.final_method) {
+        (Some(pair), Some(method)) => {
+            let rule = RaceRule {
+                min_reps: 1,
+                max_reps: across::ROUNDS,
+                eliminate: false,
+                final_rounds: 0,
+                ..rule_of(a)?
+            };
+            (finalists_of(heats, pair)?, method, rule, &[][..])
+        }
+        _ => (heats, method, rule_of(a)?, &sweep.saved[..]),
+    };
     let setup = race::Setup {
         heats: &heats,
         method,
         opts: *opts,
-        rule: rule_of(a)?,
-        saved: &sweep.saved,
+        rule,
+        saved,
         stop,
     };
     let round = |saved| bench::say(&bench::Report::Race(saved));
@@ -646,6 +724,23 @@ fn as_rank(
         .context("running the sweep")
         .map_err(Failure::Run)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The two candidates `pair` names (`A,B`) of the one heat a job per
+/// point has.
+fn finalists_of(heats: Vec<Vec<Point>>, pair: &str) -> Result<Vec<Vec<Point>>, Failure> {
+    let names: Vec<&str> = pair.split(',').collect();
+    let heat: Vec<Point> = heats
+        .into_iter()
+        .flatten()
+        .filter(|p| names.contains(&p.imp.to_string().as_str()))
+        .collect();
+    match heat.len() {
+        2 => Ok(vec![heat]),
+        _ => Err(Failure::Usage(format!(
+            "--final-of {pair}: not two candidates of this point"
+        ))),
+    }
 }
 
 /// The arguments of a job per point: `--point OP:BYTES` for each race.

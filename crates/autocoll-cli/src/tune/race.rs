@@ -79,6 +79,10 @@ pub struct Mark {
     /// by round.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paired: Option<Paired>,
+    /// Of the two in the final: how it fared in the jobs that settled it
+    /// (tcp, a job per point; [`super::across`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub across: Option<super::across::Across>,
 }
 
 /// A finalist's paired comparison with its rival.
@@ -240,6 +244,7 @@ fn rows_of(heat: &[Point], ranks: usize, raced: measure::Raced) -> Vec<Row> {
                 rounds: race.rounds,
                 same_as: None,
                 paired: Paired::of(heat, race, i),
+                across: None,
             });
             row
         })

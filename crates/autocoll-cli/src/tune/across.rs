@@ -1,0 +1,199 @@
+//! A race's final settled across jobs (tcp, a job per point). One job's
+//! figures move with the job: two trees that send the same messages came
+//! out up to 6.5% apart in one job's hundred rounds, and a race's final
+//! in its own job found two reductions level that nine other jobs all put
+//! 3% apart. So when a point's race goes to a final, its two finalists
+//! are measured again in jobs of their own, interleaved round by round,
+//! and the median job's ratio of their times decides.
+//!
+//! This module is pure: the launcher runs the jobs and hands their rows
+//! here.
+
+use autocoll::measure::stats;
+use autocoll::measure::Method;
+use serde::{Deserialize, Serialize};
+
+use crate::bench::Row;
+
+/// Rounds of each job of the two finalists: sixty repetitions, a second
+/// or less at the sizes tuned here.
+pub const ROUNDS: usize = 30;
+
+/// A finalist's time over its rival's in the jobs that settled the final.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Across {
+    /// Jobs that measured both.
+    pub jobs: usize,
+    /// The median over the jobs of this one's median over its rival's.
+    pub ratio: f64,
+    /// The smallest and largest job's ratio.
+    pub range: [f64; 2],
+}
+
+/// The two finalists of one point's rows and the method that timed
+/// them, if its race went to a final.
+pub fn finalists(rows: &[Row]) -> Option<(String, String, Method)> {
+    let first = rows.iter().find(|r| {
+        r.race
+            .as_ref()
+            .is_some_and(|m| m.paired.is_some() && m.same_as.is_none())
+    })?;
+    let rival = first.race.as_ref()?.paired.as_ref()?.against.clone();
+    Some((first.imp.clone(), rival, first.method))
+}
+
+/// One job's median of `a` over `b`, if it measured both.
+pub fn ratio(rows: &[Row], a: &str, b: &str) -> Option<f64> {
+    let median = |id: &str| {
+        rows.iter()
+            .find(|r| r.imp == id)
+            .map(|r| r.median_s)
+            .filter(|m| m.is_finite() && *m > 0.0)
+    };
+    Some(median(a)? / median(b)?)
+}
+
+/// Marks both finalists with the jobs' verdict (`ratios`: each job's `a`
+/// over `b`) and leaves the median job's faster one the only one in.
+/// Without a job's ratio, or at a ratio of exactly 1, the race's own
+/// final stands.
+pub fn settle(rows: &mut [Row], a: &str, b: &str, ratios: &[f64]) {
+    if ratios.is_empty() {
+        return;
+    }
+    let median = stats::median(ratios);
+    let least = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let most = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let ahead = match median {
+        m if m < 1.0 => Some(a),
+        m if m > 1.0 => Some(b),
+        _ => None,
+    };
+    for row in rows.iter_mut() {
+        let Some(mark) = row.race.as_mut() else {
+            continue;
+        };
+        // A candidate that sends a finalist's messages carries its marks.
+        let who = mark.same_as.clone().unwrap_or_else(|| row.imp.clone());
+        let across = match who.as_str() {
+            id if id == a => Across {
+                jobs: ratios.len(),
+                ratio: median,
+                range: [least, most],
+            },
+            id if id == b => Across {
+                jobs: ratios.len(),
+                ratio: 1.0 / median,
+                range: [1.0 / most, 1.0 / least],
+            },
+            _ => continue,
+        };
+        if let Some(ahead) = ahead {
+            mark.live = who == ahead;
+        }
+        mark.across = Some(across);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::race::{Mark, Paired};
+    use super::*;
+    use autocoll::measure::race::Ending;
+
+    fn row(imp: &str, median: f64, paired: Option<&str>) -> Row {
+        let json = serde_json::json!({
+            "op": "reduce", "impl": imp, "ranks": 2, "bytes": 65536, "root": 0,
+            "method": "truth", "reps": 30, "discarded": 0, "mean_s": median,
+            "median_s": median, "min_s": median, "max_s": median, "stddev_s": 0.0,
+            "ci95_lo_s": median, "ci95_hi_s": median, "raw_s": [median],
+        });
+        let mut row: Row = serde_json::from_value(json).unwrap();
+        row.race = Some(Mark {
+            live: paired.is_some(),
+            ending: Ending::Undecided,
+            rounds: 100,
+            same_as: None,
+            paired: paired.map(|rival| Paired {
+                against: rival.into(),
+                rounds: 70,
+                ratio: 0.994,
+                ci95: [0.967, 1.02],
+            }),
+            across: None,
+        });
+        row
+    }
+
+    #[test]
+    fn issue20_the_median_job_settles_a_final_the_race_called_level() {
+        // The race's final kept seg=32K (paired 0.994); every job after it
+        // had seg=32K behind.
+        let mut rows = vec![
+            row("reduce:flat:seg=32K", 32.0, Some("reduce:flat")),
+            row("reduce:flat", 32.2, Some("reduce:flat:seg=32K")),
+            row("reduce:binary", 40.0, None),
+            row("reduce:chain:seg=32K", 32.0, Some("reduce:flat")),
+        ];
+        rows[1].race.as_mut().unwrap().live = false;
+        rows[3].race.as_mut().unwrap().same_as = Some("reduce:flat:seg=32K".into());
+        let (a, b, method) = finalists(&rows).unwrap();
+        assert_eq!(
+            (a.as_str(), b.as_str(), method),
+            ("reduce:flat:seg=32K", "reduce:flat", Method::Truth)
+        );
+        let job = [
+            row("reduce:flat:seg=32K", 31.1, None),
+            row("reduce:flat", 30.0, None),
+        ];
+        let r = ratio(&job, &a, &b).unwrap();
+        assert!((r - 31.1 / 30.0).abs() < 1e-12);
+        settle(&mut rows, &a, &b, &[1.004, 1.046, r, 0.99, 1.023]);
+        let marks: Vec<&Mark> = rows.iter().map(|r| r.race.as_ref().unwrap()).collect();
+        assert!(!marks[0].live && marks[1].live && !marks[2].live);
+        let across = marks[1].across.as_ref().unwrap();
+        assert_eq!(across.jobs, 5);
+        assert!((across.ratio - 1.0 / 1.023).abs() < 1e-12);
+        assert!((across.range[0] - 1.0 / 1.046).abs() < 1e-12);
+        assert!((across.range[1] - 1.0 / 0.99).abs() < 1e-12);
+        assert!(marks[0]
+            .across
+            .as_ref()
+            .is_some_and(|x| (x.ratio - 1.023).abs() < 1e-12));
+        assert!(marks[2].across.is_none());
+        // Its alike follows it.
+        assert!(!marks[3].live && marks[3].across == marks[0].across);
+        // The tuning table follows: the settled winner is the point's.
+        let best = super::super::winners(&rows);
+        assert_eq!(best.values().next().unwrap().imp, "reduce:flat");
+    }
+
+    #[test]
+    fn issue20_without_a_job_or_a_final_the_race_stands() {
+        let mut rows = vec![
+            row("reduce:flat:seg=32K", 32.0, Some("reduce:flat")),
+            row("reduce:flat", 32.2, Some("reduce:flat:seg=32K")),
+        ];
+        rows[1].race.as_mut().unwrap().live = false;
+        let marks =
+            |rows: &[Row]| -> Vec<Option<Mark>> { rows.iter().map(|r| r.race.clone()).collect() };
+        let before = marks(&rows);
+        settle(&mut rows, "reduce:flat:seg=32K", "reduce:flat", &[]);
+        assert_eq!(marks(&rows), before);
+        // A level median keeps the race's choice but says so.
+        settle(
+            &mut rows,
+            "reduce:flat:seg=32K",
+            "reduce:flat",
+            &[0.98, 1.0, 1.02],
+        );
+        assert!(rows[0].race.as_ref().unwrap().live && !rows[1].race.as_ref().unwrap().live);
+        assert!(rows[1].race.as_ref().unwrap().across.is_some());
+        let alone = [
+            row("reduce:flat", 30.0, None),
+            row("reduce:binary", 40.0, None),
+        ];
+        assert_eq!(finalists(&alone), None);
+        assert_eq!(ratio(&alone, "reduce:flat", "reduce:chain"), None);
+    }
+}
