@@ -605,7 +605,9 @@ fn race_local(
 }
 
 /// Races on `p` ranks over tcp: a job for each of `jobs` (the arguments
-/// it adds), one after another, until one fails or Ctrl-C.
+/// it adds), one after another, until one fails or Ctrl-C. With
+/// `--final-jobs` and a job per point, a point's rows are saved once its
+/// final is settled ([`settle_across_jobs`]); else as each point ends.
 fn race_tcp(
     p: usize,
     a: &Args,
@@ -619,11 +621,20 @@ fn race_tcp(
             break;
         }
         let races = Some(rounds.clone());
-        let mut rows = tcp_job(p, a, &extra, races)?;
-        if !a.one_job {
-            settle_across_jobs(p, a, &extra, &mut rows, stop)?;
+        if a.one_job || a.final_jobs == 0 {
+            // Rows are saved as each point finishes, whatever the job does
+            // after.
+            let hosts = Arc::new(Mutex::new(Vec::new()));
+            let (placement, timeout) = (&a.placement, a.timeout);
+            bench::run_tcp(p, placement, timeout, &extra, sink.clone(), races, hosts)?;
+            continue;
         }
+        let mut rows = tcp_job(p, a, &extra, races)?;
+        // A settling job that fails leaves the race's own final standing,
+        // its rows saved.
+        let settled = settle_across_jobs(p, a, &extra, &mut rows, stop);
         sink(rows);
+        settled?;
     }
     Ok(())
 }
