@@ -9,8 +9,7 @@
 //! This module is pure: the launcher runs the jobs and hands their rows
 //! here.
 
-use autocoll::measure::stats;
-use autocoll::measure::Method;
+use autocoll::measure::{Method, Summary};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::Row;
@@ -61,9 +60,12 @@ pub fn settle(rows: &mut [Row], a: &str, b: &str, ratios: &[f64]) {
     if ratios.is_empty() {
         return;
     }
-    let median = stats::median(ratios);
-    let least = ratios.iter().copied().fold(f64::INFINITY, f64::min);
-    let most = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let Summary {
+        median,
+        min: least,
+        max: most,
+        ..
+    } = Summary::of(ratios);
     let ahead = match median {
         m if m < 1.0 => Some(a),
         m if m > 1.0 => Some(b),

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use autocoll::measure::{same, stats, Method, Point};
+use autocoll::measure::{same, Method, Point, Summary};
 use autocoll::select::format_bytes;
 use autocoll::{Algorithm, Implementation, Layout, Shape};
 
@@ -128,15 +128,12 @@ pub fn pooled(sweeps: &[Vec<Row>]) -> Vec<Row> {
     let mut out = Vec::new();
     for rows in each.into_values().filter(|v| v.len() == sweeps.len()) {
         let medians: Vec<f64> = rows.iter().map(|r| r.median_s).collect();
-        let least = medians.iter().copied().fold(f64::INFINITY, f64::min);
-        let most = medians.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         // Every statistic is of the jobs' medians.
+        let s = Summary::of(&medians);
         let mut row = rows[0].clone();
-        row.median_s = stats::median(&medians);
-        row.mean_s = stats::mean(&medians);
-        row.stddev_s = stats::stddev(&medians);
-        (row.min_s, row.max_s) = (least, most);
-        (row.ci95_lo_s, row.ci95_hi_s) = (least, most);
+        (row.median_s, row.mean_s, row.stddev_s) = (s.median, s.mean, s.stddev);
+        (row.min_s, row.max_s) = (s.min, s.max);
+        (row.ci95_lo_s, row.ci95_hi_s) = (s.min, s.max);
         row.reps = rows.iter().map(|r| r.reps).sum();
         row.discarded = rows.iter().map(|r| r.discarded).sum();
         row.raw_s = medians;
