@@ -180,8 +180,18 @@ fn tune_exhaustive_measures_every_candidate_in_every_round() {
     // every one of --max-reps rounds (ol-i keeps every repetition).
     for r in rows {
         assert_eq!(r["race"]["ending"], "exhausted", "{r}");
-        assert_eq!(r["race"]["live"], true, "{r}");
         assert_eq!(r["reps"], 5, "{r}");
+    }
+    // Two candidates a point are a duel (issue 20): each compared with
+    // the other round by round, and the one behind there is not the
+    // point's winner.
+    for point in rows.chunks(2) {
+        let [a, b] = point else { unreachable!() };
+        assert_eq!(a["race"]["paired"]["against"], b["impl"], "{a}");
+        assert_eq!(b["race"]["paired"]["against"], a["impl"], "{b}");
+        let ratio = a["race"]["paired"]["ratio"].as_f64().unwrap();
+        assert_eq!(a["race"]["live"], ratio <= 1.0, "{a}");
+        assert_eq!(b["race"]["live"], ratio > 1.0, "{b}");
     }
 }
 

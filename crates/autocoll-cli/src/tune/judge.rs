@@ -15,6 +15,7 @@ use autocoll::measure::{same, Method, Point, Summary};
 use autocoll::select::format_bytes;
 use autocoll::{Algorithm, Implementation, Layout, Shape};
 
+use super::race::{Mark, Paired};
 use super::winners;
 use crate::bench::Row;
 
@@ -66,15 +67,22 @@ pub fn judge(ours: &[Row], theirs: &[Row], tolerance: f64) -> Vec<Judged> {
         let Some(our) = mine.get(key) else { continue };
         let (op, ranks, bytes) = key.clone();
         let seen = rows_of.get(&(op, ranks, bytes, our.imp.clone()));
-        let ratio = seen.map_or(f64::NAN, |r| r.median_s / best.median_s);
+        // A duel paired the two round by round: its ratio, not two medians.
+        let paired = seen.and_then(|r| paired_with(r, &best.imp));
+        let ratio = match (seen, paired) {
+            (_, Some(p)) => p.ratio,
+            (Some(r), None) => r.median_s / best.median_s,
+            (None, None) => f64::NAN,
+        };
         let agreement = if our.imp == best.imp {
             Agreement::Same
         } else if sends_alike(our, best) {
             Agreement::Alike
         } else {
-            match seen {
-                Some(_) if ratio <= 1.0 + tolerance => Agreement::Within,
-                Some(r) if r.ci95_lo_s <= best.ci95_hi_s => Agreement::Overlap,
+            match (seen, paired) {
+                (Some(_), _) if ratio <= 1.0 + tolerance => Agreement::Within,
+                (Some(_), Some(p)) if p.ci95[0] <= 1.0 => Agreement::Overlap,
+                (Some(r), None) if r.ci95_lo_s <= best.ci95_hi_s => Agreement::Overlap,
                 _ => Agreement::Differ,
             }
         };
@@ -88,6 +96,12 @@ pub fn judge(ours: &[Row], theirs: &[Row], tolerance: f64) -> Vec<Judged> {
         });
     }
     out
+}
+
+/// `row`'s time over `rival`'s paired by round, if its sweep paired them.
+fn paired_with<'a>(row: &'a Row, rival: &str) -> Option<&'a Paired> {
+    let p = row.race.as_ref()?.paired.as_ref()?;
+    (p.against == rival && p.ratio.is_finite()).then_some(p)
 }
 
 /// Whether two rows' implementations send the same messages at their point.
@@ -137,9 +151,64 @@ pub fn pooled(sweeps: &[Vec<Row>]) -> Vec<Row> {
         row.reps = rows.iter().map(|r| r.reps).sum();
         row.discarded = rows.iter().map(|r| r.discarded).sum();
         row.raw_s = medians;
+        // Without every job's pairing, no job's own verdict stands.
+        let unpaired = |m: &Mark| Mark {
+            live: true,
+            paired: None,
+            ..m.clone()
+        };
+        row.race = pooled_mark(&rows).or_else(|| rows[0].race.as_ref().map(unpaired));
         out.push(row);
     }
+    decide_paired(&mut out);
     out
+}
+
+/// The jobs' pairings of one implementation with one rival, as one: the
+/// median of their paired ratios, their range its interval. None unless
+/// every job paired it with the same rival (a duel).
+fn pooled_mark(rows: &[&Row]) -> Option<Mark> {
+    let first = rows[0].race.as_ref()?.paired.as_ref()?;
+    let each: Option<Vec<&Paired>> = rows
+        .iter()
+        .map(|r| paired_with(r, &first.against))
+        .collect();
+    let each = each?;
+    let ratios: Vec<f64> = each.iter().map(|p| p.ratio).collect();
+    let s = Summary::of(&ratios);
+    let mark = rows[0].race.as_ref()?;
+    Some(Mark {
+        live: true,
+        rounds: rows
+            .iter()
+            .filter_map(|r| r.race.as_ref())
+            .map(|m| m.rounds)
+            .sum(),
+        paired: Some(Paired {
+            against: first.against.clone(),
+            rounds: each.iter().map(|p| p.rounds).sum(),
+            ratio: s.median,
+            ci95: [s.min, s.max],
+        }),
+        ..mark.clone()
+    })
+}
+
+/// Of two pooled rows paired with each other, the one behind by the
+/// median job's paired ratio is out: the duel's winner is the one ahead
+/// round by round, as in a race's final.
+fn decide_paired(rows: &mut [Row]) {
+    let behind: Vec<usize> = (0..rows.len())
+        .filter(|&i| {
+            let p = rows[i].race.as_ref().and_then(|m| m.paired.as_ref());
+            p.is_some_and(|p| p.ratio > 1.0 && rows.iter().any(|r| r.imp == p.against))
+        })
+        .collect();
+    for i in behind {
+        if let Some(mark) = rows[i].race.as_mut() {
+            mark.live = false;
+        }
+    }
 }
 
 /// The verdict over all points, and the time each sweep took.
@@ -309,16 +378,15 @@ mod tests {
         // six apart, four won and two more within 2%; a second race
         // against the same reference, six apart, four won and one more
         // within 2%; a third, its finals settled in five jobs each, eleven
-        // apart, five won and four more within 2%.
-        for (name, judged, jobs, apart, won, within) in DUELLED {
-            // A race's files are NAME-*; another sweep's NAME-JUDGED-*.
-            let stem = match judged {
-                "race" => name.to_string(),
-                _ => format!("{name}-{judged}"),
-            };
+        // apart, five won and four more within 2%. From tcp-paired on, a
+        // duel's jobs are read by their rounds paired (the files hold the
+        // pairing): the tcp-spin race and second exhaustive sweep duelled
+        // again that way; a race without settling its finals; and three
+        // with their finals settled in nine jobs (the default).
+        for (stem, judged, reference, jobs, apart, won, within) in DUELLED {
             let (verdict, rows) = recorded(
-                &format!("{name}-{judged}.partial.json"),
-                &format!("{name}-exhaustive.partial.json"),
+                &format!("{judged}.partial.json"),
+                &format!("{reference}.partial.json"),
                 &format!("{stem}-verdict.txt"),
             );
             let differing = verdict.differing();
@@ -336,22 +404,35 @@ mod tests {
         }
     }
 
-    /// The recorded runs whose differing points were duelled: name, the
-    /// sweep judged by the run's exhaustive one (its race, or measuring
-    /// everything again), jobs a duel ran in, points apart, duels the
-    /// judged sweep's winner won, and those it lost within 2%.
-    const DUELLED: [(&str, &str, usize, usize, usize, usize); 10] = [
-        ("tcp-n2-heap", "race", 1, 3, 3, 0),
-        ("tcp-n4-heap", "race", 1, 5, 4, 0),
-        ("tcp-final", "race", 1, 8, 6, 0),
-        ("tcp-ppj", "race", 1, 7, 6, 0),
-        ("tcp-ppj-mr5", "race", 1, 10, 7, 1),
-        ("tcp-ppj3", "race", 1, 11, 6, 2),
-        ("tcp-spin", "race", 9, 7, 3, 1),
-        ("tcp-spin", "exhaustive2", 9, 6, 4, 2),
-        ("tcp-spin", "race-b", 9, 6, 4, 1),
-        ("tcp-spin", "race-c", 9, 11, 5, 4),
+    /// The recorded runs whose differing points were duelled: their
+    /// stem (`STEM-verdict.txt`, `STEM-duel-*`), the sweep judged and the
+    /// reference that judges it (exhaustive), jobs a duel ran in, points
+    /// apart, duels the judged sweep's winner won, and those it lost
+    /// within 2%.
+    #[allow(clippy::type_complexity)]
+    #[rustfmt::skip]
+    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 16] = [
+        ("tcp-n2-heap", "tcp-n2-heap-race", "tcp-n2-heap-exhaustive", 1, 3, 3, 0),
+        ("tcp-n4-heap", "tcp-n4-heap-race", "tcp-n4-heap-exhaustive", 1, 5, 4, 0),
+        ("tcp-final", "tcp-final-race", "tcp-final-exhaustive", 1, 8, 6, 0),
+        ("tcp-ppj", "tcp-ppj-race", "tcp-ppj-exhaustive", 1, 7, 6, 0),
+        ("tcp-ppj-mr5", "tcp-ppj-mr5-race", "tcp-ppj-mr5-exhaustive", 1, 10, 7, 1),
+        ("tcp-ppj3", "tcp-ppj3-race", "tcp-ppj3-exhaustive", 1, 11, 6, 2),
+        ("tcp-spin", "tcp-spin-race", SPIN, 9, 7, 3, 1),
+        ("tcp-spin-exhaustive2", "tcp-spin-exhaustive2", SPIN, 9, 6, 4, 2),
+        ("tcp-spin-race-b", "tcp-spin-race-b", SPIN, 9, 6, 4, 1),
+        ("tcp-spin-race-c", "tcp-spin-race-c", SPIN, 9, 11, 5, 4),
+        // Duels read by their rounds paired, from here on.
+        ("tcp-paired-spin-race", "tcp-spin-race", SPIN, 9, 7, 5, 1),
+        ("tcp-paired-spin-exhaustive2", "tcp-spin-exhaustive2", SPIN, 9, 6, 2, 3),
+        ("tcp-paired-nofinal", "tcp-paired-nofinal", SPIN, 9, 8, 1, 1),
+        ("tcp-paired-a", "tcp-paired-a", SPIN, 9, 6, 5, 1),
+        ("tcp-paired-b", "tcp-paired-b", SPIN, 9, 5, 5, 0),
+        ("tcp-paired-c", "tcp-paired-c", SPIN, 9, 7, 4, 1),
     ];
+
+    /// The reference of the tcp-spin runs and of those after them.
+    const SPIN: &str = "tcp-spin-exhaustive";
 
     /// A recorded duel's rows: its one file, or its jobs' pooled.
     fn duelled(duel: &str, jobs: usize) -> Vec<Row> {
@@ -430,6 +511,74 @@ mod tests {
         let partial = [job(1.0, 1.1), vec![row("bcast:flat", 1.0, 1.0, 1.0)]];
         let names: Vec<String> = pooled(&partial).into_iter().map(|r| r.imp).collect();
         assert_eq!(names, ["bcast:flat"]);
+    }
+
+    /// A duel job's row: its median and its time over `rival`'s paired by
+    /// round, out if behind (as a duel's race leaves it).
+    fn duel_row(imp: &str, median: f64, rival: &str, ratio: f64) -> Row {
+        let mut r = row(imp, median, median, median);
+        r.race = Some(Mark {
+            live: ratio <= 1.0,
+            ending: autocoll::measure::race::Ending::Exhausted,
+            rounds: 100,
+            same_as: None,
+            paired: Some(Paired {
+                against: rival.into(),
+                rounds: 100,
+                ratio,
+                ci95: [ratio * 0.98, ratio * 1.02],
+            }),
+            across: None,
+        });
+        r
+    }
+
+    #[test]
+    fn issue20_a_duel_is_judged_by_its_rounds_paired_not_by_its_medians() {
+        // Each job's rounds put chain 12-15% behind binary (at 1M the
+        // machine is fast or slow by turns, and both meet the same state
+        // in a round), while its medians, each a mix of the two states in
+        // its own proportion, put chain ahead in two jobs of three.
+        let job = |chain: f64, binary: f64, paired: f64| {
+            vec![
+                duel_row("bcast:chain", chain, "bcast:binary", paired),
+                duel_row("bcast:binary", binary, "bcast:chain", 1.0 / paired),
+            ]
+        };
+        let jobs = [
+            job(1.8, 2.9, 1.15),
+            job(1.9, 3.0, 1.12),
+            job(3.4, 3.0, 1.21),
+        ];
+        let all = pooled(&jobs);
+        let get = |imp: &str| all.iter().find(|r| r.imp == imp).unwrap();
+        assert!(get("bcast:chain").median_s < get("bcast:binary").median_s);
+        let mark = get("bcast:chain").race.clone().unwrap();
+        let paired = mark.paired.unwrap();
+        assert_eq!((paired.ratio, paired.ci95), (1.15, [1.12, 1.21]));
+        assert_eq!(paired.rounds, 300);
+        assert!(!mark.live, "behind in the median job's rounds");
+        assert!(get("bcast:binary").race.as_ref().unwrap().live);
+        // The race's chain is judged slower by 15%, clearly: no job's
+        // rounds had it ahead.
+        let mine = [row("bcast:chain", 0.5, 0.5, 0.5)];
+        let judged = &judge(&mine, &all, 0.02)[0];
+        assert_eq!(judged.theirs, "bcast:binary");
+        assert_eq!(judged.agreement, Agreement::Differ);
+        assert!((judged.ratio - 1.15).abs() < 1e-12);
+        // A race that picked binary picked the duel's winner.
+        let mine = [row("bcast:binary", 0.5, 0.5, 0.5)];
+        assert_eq!(judge(&mine, &all, 0.02)[0].agreement, Agreement::Same);
+        // Jobs that did not pair the two are pooled by their medians, as
+        // before, with no job's verdict standing.
+        let mut unpaired = jobs.clone();
+        unpaired[1][0].race.as_mut().unwrap().paired = None;
+        let all = pooled(&unpaired);
+        let chain = all.iter().find(|r| r.imp == "bcast:chain").unwrap();
+        let mark = chain.race.as_ref().unwrap();
+        assert!(mark.live && mark.paired.is_none());
+        let judged = &judge(&[row("bcast:chain", 0.5, 0.5, 0.5)], &all, 0.02)[0];
+        assert_eq!(judged.agreement, Agreement::Same, "by the medians");
     }
 
     #[test]

@@ -145,11 +145,11 @@ pub struct Args {
     point: Option<String>,
     /// With --transport tcp and a job per point: when a point's race goes
     /// to a final, measure its two finalists again in this many jobs of
-    /// their own (30 rounds each, interleaved) and let the median job's
-    /// ratio of their times pick the winner. 0 (the default): the race's
-    /// own final, in the race's job, decides; five jobs showed no gain
-    /// in the one sweep measured (docs/tuning.md).
-    #[arg(long, default_value_t = 0)]
+    /// their own (30 rounds each, the two paired round by round) and let
+    /// the median job's paired ratio pick the winner. 0: the race's own
+    /// final, in the race's job, decides (one job's figures move with
+    /// the job; docs/tuning.md).
+    #[arg(long, default_value_t = 9)]
     final_jobs: usize,
     /// The two finalists a rank of a settling job measures (`A,B`), added
     /// by the launching process with --point and --final-method.
@@ -621,7 +621,7 @@ fn race_tcp(
             break;
         }
         let races = Some(rounds.clone());
-        if a.one_job || a.final_jobs == 0 {
+        if a.one_job || a.final_jobs == 0 || a.exhaustive {
             // Rows are saved as each point finishes, whatever the job does
             // after.
             let hosts = Arc::new(Mutex::new(Vec::new()));

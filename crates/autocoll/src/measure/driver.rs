@@ -384,7 +384,7 @@ pub fn race_points(
     let leader = comm.rank() == job.leader;
     let mut race = from
         .filter(|r| r.reps.len() == n)
-        .unwrap_or_else(|| Race::new(n));
+        .unwrap_or_else(|| Race::under(n, rule));
     let mut rng = Rng::new(seed);
     let mut order: Vec<usize> = (0..n).collect();
     rng.shuffle(&mut order);
