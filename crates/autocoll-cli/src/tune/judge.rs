@@ -381,7 +381,7 @@ mod tests {
         // apart, five won and four more within 2%. From tcp-paired on, a
         // duel's jobs are read by their rounds paired (the files hold the
         // pairing): the tcp-spin race and second exhaustive sweep duelled
-        // again that way; a race without settling its finals; and three
+        // again that way; a race without settling its finals; and five
         // with their finals settled in nine jobs (the default).
         for (stem, judged, reference, jobs, apart, won, within) in DUELLED {
             let (verdict, rows) = recorded(
@@ -411,7 +411,7 @@ mod tests {
     /// within 2%.
     #[allow(clippy::type_complexity)]
     #[rustfmt::skip]
-    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 16] = [
+    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 18] = [
         ("tcp-n2-heap", "tcp-n2-heap-race", "tcp-n2-heap-exhaustive", 1, 3, 3, 0),
         ("tcp-n4-heap", "tcp-n4-heap-race", "tcp-n4-heap-exhaustive", 1, 5, 4, 0),
         ("tcp-final", "tcp-final-race", "tcp-final-exhaustive", 1, 8, 6, 0),
@@ -429,6 +429,8 @@ mod tests {
         ("tcp-paired-a", "tcp-paired-a", SPIN, 9, 6, 5, 1),
         ("tcp-paired-b", "tcp-paired-b", SPIN, 9, 5, 5, 0),
         ("tcp-paired-c", "tcp-paired-c", SPIN, 9, 7, 4, 1),
+        ("tcp-paired-d", "tcp-paired-d", SPIN, 9, 8, 4, 1),
+        ("tcp-paired-e", "tcp-paired-e", SPIN, 9, 8, 5, 1),
     ];
 
     /// The reference of the tcp-spin runs and of those after them.
