@@ -58,6 +58,7 @@ pub(super) fn run(
         rule,
         saved: &[],
         stop,
+        quiet: false,
     };
     race::run(comm, &setup, rows, &|_| {})
 }

@@ -328,6 +328,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
                     rule,
                     saved: &sweep.saved,
                     stop: &stop,
+                    quiet: false,
                 };
                 let ranks = bench::Ranks {
                     p,
@@ -729,6 +730,7 @@ fn as_rank(
         rule,
         saved,
         stop,
+        quiet: a.final_of.is_some(),
     };
     let round = |saved| bench::say(&bench::Report::Race(saved));
     race::run(&mut comm, &setup, &sink, &round)

@@ -133,6 +133,9 @@ pub struct Setup<'a> {
     pub saved: &'a [Saved],
     /// Set to stop between rounds.
     pub stop: &'a AtomicBool,
+    /// Says nothing of crowded machines: a final's settling job, whose
+    /// sweep's own job said it already (in its method's words).
+    pub quiet: bool,
 }
 
 /// Runs every race; rank 0 hands each point's rows to `rows`, the leader
@@ -148,7 +151,10 @@ pub fn run(
     rows: &(dyn Fn(Vec<Row>) + Sync),
     round: &(dyn Fn(Saved) + Sync),
 ) -> autocoll::Result<()> {
-    let found = bench::machines(comm, &[s.method], true)?;
+    let found = match s.quiet {
+        true => measure::Machines::of(comm)?,
+        false => bench::machines(comm, &[s.method], true)?,
+    };
     let opts = found.options(&s.opts);
     let layout = comm
         .layout()
