@@ -12,6 +12,7 @@
 use autocoll::measure::{Method, Summary};
 use serde::{Deserialize, Serialize};
 
+use super::race::paired_with;
 use crate::bench::Row;
 
 /// Rounds of each job of the two finalists: sixty repetitions, a second
@@ -52,9 +53,9 @@ pub fn ratio(rows: &[Row], a: &str, b: &str) -> Option<f64> {
     let paired = rows
         .iter()
         .filter(|r| r.imp == a)
-        .find_map(|r| r.race.as_ref()?.paired.as_ref().filter(|p| p.against == b))
+        .find_map(|r| paired_with(r, b))
         .map(|p| p.ratio)
-        .filter(|x| x.is_finite() && *x > 0.0);
+        .filter(|x| *x > 0.0);
     if paired.is_some() {
         return paired;
     }

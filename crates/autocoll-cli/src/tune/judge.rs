@@ -15,7 +15,7 @@ use autocoll::measure::{same, Method, Point, Summary};
 use autocoll::select::format_bytes;
 use autocoll::{Algorithm, Implementation, Layout, Shape};
 
-use super::race::{Mark, Paired};
+use super::race::{paired_with, Mark, Paired};
 use super::winners;
 use crate::bench::Row;
 
@@ -98,12 +98,6 @@ pub fn judge(ours: &[Row], theirs: &[Row], tolerance: f64) -> Vec<Judged> {
     out
 }
 
-/// `row`'s time over `rival`'s paired by round, if its sweep paired them.
-fn paired_with<'a>(row: &'a Row, rival: &str) -> Option<&'a Paired> {
-    let p = row.race.as_ref()?.paired.as_ref()?;
-    (p.against == rival && p.ratio.is_finite()).then_some(p)
-}
-
 /// Whether two rows' implementations send the same messages at their point.
 /// A sweep's file does not say where its ranks ran, so a tree that follows
 /// the hosts is never taken for another; nor is an id that does not parse
@@ -168,7 +162,8 @@ pub fn pooled(sweeps: &[Vec<Row>]) -> Vec<Row> {
 /// median of their paired ratios, their range its interval. None unless
 /// every job paired it with the same rival (a duel).
 fn pooled_mark(rows: &[&Row]) -> Option<Mark> {
-    let first = rows[0].race.as_ref()?.paired.as_ref()?;
+    let mark = rows[0].race.as_ref()?;
+    let first = mark.paired.as_ref()?;
     let each: Option<Vec<&Paired>> = rows
         .iter()
         .map(|r| paired_with(r, &first.against))
@@ -176,7 +171,6 @@ fn pooled_mark(rows: &[&Row]) -> Option<Mark> {
     let each = each?;
     let ratios: Vec<f64> = each.iter().map(|p| p.ratio).collect();
     let s = Summary::of(&ratios);
-    let mark = rows[0].race.as_ref()?;
     Some(Mark {
         live: true,
         rounds: rows

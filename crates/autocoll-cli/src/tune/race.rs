@@ -98,6 +98,13 @@ pub struct Paired {
     pub ci95: [f64; 2],
 }
 
+/// `row`'s time over `rival`'s paired by round, if its sweep paired them
+/// (a race's final, or a duel).
+pub fn paired_with<'a>(row: &'a Row, rival: &str) -> Option<&'a Paired> {
+    let p = row.race.as_ref()?.paired.as_ref()?;
+    (p.against == rival && p.ratio.is_finite()).then_some(p)
+}
+
 impl Paired {
     /// Candidate `i`'s side of the race's final, if it was in it and a
     /// round paired the two (a method that discards calls may never have).
