@@ -49,7 +49,12 @@ pub fn finalists(rows: &[Row]) -> Option<(String, String, Method)> {
 /// same state; two medians each mix its fast and slow states in their own
 /// proportions (over the nine jobs of one duel, the ratio of medians
 /// ranged 0.73–1.41, the paired ratio 1.12–1.21).
-pub fn ratio(rows: &[Row], a: &str, b: &str) -> Option<f64> {
+///
+/// A job timed by another method than `method` (it fell back: `truth` on
+/// crowded cores keeps its calls in some jobs and not in others) gives
+/// none: its figure answers another question than the race's.
+pub fn ratio(rows: &[Row], a: &str, b: &str, method: Method) -> Option<f64> {
+    let rows: Vec<&Row> = rows.iter().filter(|r| r.method == method).collect();
     let paired = rows
         .iter()
         .filter(|r| r.imp == a)
@@ -66,6 +71,16 @@ pub fn ratio(rows: &[Row], a: &str, b: &str) -> Option<f64> {
             .filter(|m| m.is_finite() && *m > 0.0)
     };
     Some(median(a)? / median(b)?)
+}
+
+/// Whether `ratios` (each job's `a` over `b`) already put one side of 1
+/// past half of `jobs`: then the median of all `jobs` lies on that side
+/// whatever the rest say, and they need not run. A clear difference is
+/// settled in five jobs of nine.
+pub fn decided(ratios: &[f64], jobs: usize) -> bool {
+    let below = ratios.iter().filter(|r| **r < 1.0).count();
+    let above = ratios.iter().filter(|r| **r > 1.0).count();
+    2 * below.max(above) > jobs
 }
 
 /// Marks both finalists with the jobs' verdict (`ratios`: each job's `a`
@@ -164,7 +179,7 @@ mod tests {
             row("reduce:flat:seg=32K", 31.1, None),
             row("reduce:flat", 30.0, None),
         ];
-        let r = ratio(&job, &a, &b).unwrap();
+        let r = ratio(&job, &a, &b, Method::Truth).unwrap();
         assert!((r - 31.1 / 30.0).abs() < 1e-12);
         settle(&mut rows, &a, &b, &[1.004, 1.046, r, 0.99, 1.023]);
         let marks: Vec<&Mark> = rows.iter().map(|r| r.race.as_ref().unwrap()).collect();
@@ -194,17 +209,20 @@ mod tests {
             row("reduce:flat:seg=32K", 29.1, Some("reduce:flat")),
             row("reduce:flat", 30.0, Some("reduce:flat:seg=32K")),
         ];
-        let r = ratio(&job, "reduce:flat:seg=32K", "reduce:flat").unwrap();
+        let r = ratio(&job, "reduce:flat:seg=32K", "reduce:flat", Method::Truth).unwrap();
         assert!((r - 0.994).abs() < 1e-12, "{r}");
         // A pairing with another rival is not this one's.
-        let r = ratio(&job, "reduce:flat:seg=32K", "reduce:binary");
+        let r = ratio(&job, "reduce:flat:seg=32K", "reduce:binary", Method::Truth);
         assert_eq!(r, None, "no figure of binary in the job");
         let other = [
             row("reduce:flat:seg=32K", 29.1, Some("reduce:binary")),
             row("reduce:flat", 30.0, None),
         ];
-        let r = ratio(&other, "reduce:flat:seg=32K", "reduce:flat").unwrap();
+        let r = ratio(&other, "reduce:flat:seg=32K", "reduce:flat", Method::Truth).unwrap();
         assert!((r - 29.1 / 30.0).abs() < 1e-12, "by the medians: {r}");
+        // A job that fell back to barrier measured something else.
+        let r = ratio(&job, "reduce:flat:seg=32K", "reduce:flat", Method::Barrier);
+        assert_eq!(r, None, "the job was timed by truth");
     }
 
     #[test]
@@ -233,6 +251,27 @@ mod tests {
             row("reduce:binary", 40.0, None),
         ];
         assert_eq!(finalists(&alone), None);
-        assert_eq!(ratio(&alone, "reduce:flat", "reduce:chain"), None);
+        assert_eq!(
+            ratio(&alone, "reduce:flat", "reduce:chain", Method::Truth),
+            None
+        );
+    }
+
+    #[test]
+    fn issue20_settling_stops_once_the_median_job_is_known() {
+        assert!(!decided(&[], 9));
+        assert!(!decided(&[0.9, 0.95, 1.1, 0.97], 9));
+        assert!(decided(&[0.9, 0.95, 1.1, 0.97, 0.99, 0.98], 9));
+        assert!(decided(&[1.01, 1.02, 1.03, 1.04, 1.05], 9));
+        assert!(!decided(&[1.0, 1.0, 1.0, 1.0, 1.0], 9), "level is no side");
+        // Two jobs: the median is their mean, known only when both agree.
+        assert!(!decided(&[0.9], 2));
+        assert!(decided(&[0.9, 0.99], 2));
+        // Whenever it stops, the jobs it skipped could not move the side.
+        let full = [0.97, 1.02, 0.96, 1.05, 0.99, 0.98, 1.08, 0.95, 1.01];
+        let k = (1..=9).find(|&k| decided(&full[..k], 9)).unwrap();
+        let side = |r: &[f64]| Summary::of(r).median < 1.0;
+        assert_eq!(side(&full[..k]), side(&full), "stopped after {k}");
+        assert_eq!(k, 8);
     }
 }

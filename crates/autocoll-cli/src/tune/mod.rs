@@ -144,9 +144,10 @@ pub struct Args {
     #[arg(long, hide = true)]
     point: Option<String>,
     /// With --transport tcp and a job per point: when a point's race goes
-    /// to a final, measure its two finalists again in this many jobs of
-    /// their own (30 rounds each, the two paired round by round) and let
-    /// the median job's paired ratio pick the winner. 0: the race's own
+    /// to a final, measure its two finalists again in up to this many
+    /// jobs of their own (30 rounds each, the two paired round by round;
+    /// no more once most put one ahead) and let the median job's paired
+    /// ratio pick the winner. 0: the race's own
     /// final, in the race's job, decides (one job's figures move with
     /// the job; docs/tuning.md).
     #[arg(long, default_value_t = 9)]
@@ -681,11 +682,11 @@ fn settle_across_jobs(
     ]);
     let mut ratios = Vec::new();
     for _ in 0..a.final_jobs {
-        if stop.load(Ordering::Relaxed) {
+        if stop.load(Ordering::Relaxed) || across::decided(&ratios, a.final_jobs) {
             break;
         }
         let job = tcp_job(p, a, &extra, None)?;
-        ratios.extend(across::ratio(&job, &x, &y));
+        ratios.extend(across::ratio(&job, &x, &y, method));
     }
     across::settle(rows, &x, &y, &ratios);
     Ok(())
