@@ -4,7 +4,8 @@
 //! in its own job found two reductions level that nine other jobs all put
 //! 3% apart. So when a point's race goes to a final, its two finalists
 //! are measured again in jobs of their own, interleaved round by round,
-//! and the median job's ratio of their times decides.
+//! and the median job's ratio of their times decides: no more jobs run
+//! once more than half agree ([`decided`]).
 //!
 //! This module is pure: the launcher runs the jobs and hands their rows
 //! here.

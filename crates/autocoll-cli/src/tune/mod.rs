@@ -660,8 +660,8 @@ fn tcp_job(
 }
 
 /// When the race of the point `point` (its job's arguments) went to a
-/// final, its two finalists measured again in `--final-jobs` jobs of
-/// their own, and the median job's faster one made the winner
+/// final, its two finalists measured again in up to `--final-jobs` jobs
+/// of their own, and the median job's faster one made the winner
 /// ([`across`]).
 fn settle_across_jobs(
     p: usize,
