@@ -136,18 +136,35 @@ fn issue16_a_late_rank_on_threads_is_found_as_the_source_for_binomial_chain_and_
 /// receiver's wake-up), rank 5 once in CI with other tests beside it. So
 /// the source is checked against the recording itself: the rank named
 /// must enter late and leave late in the raw events, counted here without
-/// the analysis.
+/// the analysis. Once in CI the scheduler split the last place between
+/// ranks 6 and 7, none last in most calls, and the analysis said so
+/// rightly ("the subtree of rank 5"): such a recording is made again, up
+/// to three times, until one rank leads.
 #[test]
 fn issue16_an_imbalance_the_tree_makes_itself_is_told_from_the_programs() {
     let dir = scratch("chain-itself");
-    record(&dir, "allreduce:chain", 8, None, None);
-    let report = run(&dir);
-    let found = group(&report, "allreduce:chain")
-        .load_imbalance
-        .clone()
-        .unwrap();
+    let mut found = None;
+    for _ in 0..3 {
+        let _ = std::fs::remove_dir_all(&dir);
+        record(&dir, "allreduce:chain", 8, None, None);
+        let report = run(&dir);
+        let got = group(&report, "allreduce:chain")
+            .load_imbalance
+            .clone()
+            .unwrap();
+        let source = got.source.expect(&got.sentence);
+        assert!(
+            source > 0,
+            "the chain's root is never held back: {}",
+            got.sentence
+        );
+        if !got.source_is_subtree {
+            found = Some(got);
+            break;
+        }
+    }
+    let found = found.expect("one rank last in most calls in one of three recordings");
     let source = found.source.expect(&found.sentence);
-    assert!(!found.source_is_subtree, "{}", found.sentence);
     assert!(
         source > 0,
         "the chain's root is never held back: {}",
