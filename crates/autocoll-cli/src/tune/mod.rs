@@ -147,9 +147,8 @@ pub struct Args {
     /// to a final, measure its two finalists again in up to this many
     /// jobs of their own (30 rounds each, the two paired round by round;
     /// no more once most put one ahead) and let the median job's paired
-    /// ratio pick the winner. 0: the race's own
-    /// final, in the race's job, decides (one job's figures move with
-    /// the job; docs/tuning.md).
+    /// ratio pick the winner. 0: the race's own final, in the race's job,
+    /// decides (one job's figures move with the job; docs/tuning.md).
     #[arg(long, default_value_t = 9)]
     final_jobs: usize,
     /// The two finalists a rank of a settling job measures (`A,B`), added
