@@ -387,8 +387,10 @@ mod tests {
         // apart, five won and four more within 2%. From tcp-paired on, a
         // duel's jobs are read by their rounds paired (the files hold the
         // pairing): the tcp-spin race and second exhaustive sweep duelled
-        // again that way; a race without settling its finals; and five
-        // with their finals settled in nine jobs (the default).
+        // again that way; a race without settling its finals; five with
+        // their finals settled in nine jobs; and those of the history's
+        // trials, of settles stopping once decided, and of settling jobs
+        // that fell back run again (the default).
         for (stem, judged, reference, jobs, apart, won, within) in DUELLED {
             let (verdict, rows) = recorded(
                 &format!("{judged}.partial.json"),
@@ -417,7 +419,7 @@ mod tests {
     /// within 2%.
     #[allow(clippy::type_complexity)]
     #[rustfmt::skip]
-    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 27] = [
+    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 34] = [
         ("tcp-n2-heap", "tcp-n2-heap-race", "tcp-n2-heap-exhaustive", 1, 3, 3, 0),
         ("tcp-n4-heap", "tcp-n4-heap-race", "tcp-n4-heap-exhaustive", 1, 5, 4, 0),
         ("tcp-final", "tcp-final-race", "tcp-final-exhaustive", 1, 8, 6, 0),
@@ -448,6 +450,14 @@ mod tests {
         ("tcp-settled-b", "tcp-settled-b", SPIN, 9, 9, 5, 4),
         ("tcp-settled-c", "tcp-settled-c", SPIN, 9, 7, 3, 1),
         ("tcp-settled-d", "tcp-settled-d", SPIN, 9, 10, 5, 1),
+        // A settling job that fell back run again.
+        ("tcp-retry-a", "tcp-retry-a", SPIN, 9, 6, 2, 2),
+        ("tcp-retry-b", "tcp-retry-b", SPIN, 9, 8, 5, 3),
+        ("tcp-retry-c", "tcp-retry-c", SPIN, 9, 6, 4, 1),
+        ("tcp-retry-d", "tcp-retry-d", SPIN, 9, 6, 3, 1),
+        ("tcp-retry-e", "tcp-retry-e", SPIN, 9, 5, 3, 0),
+        ("tcp-retry-f", "tcp-retry-f", SPIN, 9, 9, 3, 5),
+        ("tcp-retry-g", "tcp-retry-g", SPIN, 9, 9, 4, 2),
     ];
 
     /// The reference of the tcp-spin runs and of those after them.

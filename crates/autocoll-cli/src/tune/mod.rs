@@ -146,7 +146,8 @@ pub struct Args {
     /// With --transport tcp and a job per point: when a point's race goes
     /// to a final, measure its two finalists again in up to this many
     /// jobs of their own (30 rounds each, the two paired round by round;
-    /// no more once most put one ahead) and let the median job's paired
+    /// no more once most put one ahead; a job whose method fell back is
+    /// run again, up to twice this many) and let the median job's paired
     /// ratio pick the winner. 0: the race's own final, in the race's job,
     /// decides (one job's figures move with the job; docs/tuning.md).
     #[arg(long, default_value_t = 9)]
@@ -660,8 +661,9 @@ fn tcp_job(
 
 /// When the race of the point `point` (its job's arguments) went to a
 /// final, its two finalists measured again in up to `--final-jobs` jobs
-/// of their own, and the median job's faster one made the winner
-/// ([`across`]).
+/// of their own that kept the race's method (a job that fell back runs
+/// again, [`across::another`]), and the median job's faster one made the
+/// winner ([`across`]).
 fn settle_across_jobs(
     p: usize,
     a: &Args,
@@ -680,11 +682,10 @@ fn settle_across_jobs(
         method.to_string().into(),
     ]);
     let mut ratios = Vec::new();
-    for _ in 0..a.final_jobs {
-        if stop.load(Ordering::Relaxed) || across::decided(&ratios, a.final_jobs) {
-            break;
-        }
+    let mut tried = 0;
+    while across::another(&ratios, tried, a.final_jobs) && !stop.load(Ordering::Relaxed) {
         let job = tcp_job(p, a, &extra, None)?;
+        tried += 1;
         ratios.extend(across::ratio(&job, &x, &y, method));
     }
     across::settle(rows, &x, &y, &ratios);
