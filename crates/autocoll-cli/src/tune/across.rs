@@ -90,8 +90,9 @@ pub fn decided(ratios: &[f64], jobs: usize) -> bool {
 /// `ratios` measured both finalists with the method asked: until `jobs`
 /// did, or [`decided`], and at most twice `jobs` tried. A job that fell
 /// back counts for neither side, so it does not count among the `jobs`
-/// either: on crowded cores `truth` gives up in a third of the jobs of
-/// `bcast` at 1K on 4 ranks, and the nine asked for were five or six.
+/// either: on crowded cores `truth` gave up in a third of the settling
+/// jobs of `bcast` and `reduce` at 1K on 4 ranks, and the nine asked for
+/// were five or six.
 pub fn another(ratios: &[f64], tried: usize, jobs: usize) -> bool {
     ratios.len() < jobs && tried < 2 * jobs && !decided(ratios, jobs)
 }
