@@ -8,6 +8,7 @@ use std::time::Duration;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Context};
+use autocoll::binding::BindTo;
 use autocoll::launch::{self, HostLine, Job, Stream};
 
 use crate::Failure;
@@ -22,6 +23,13 @@ pub struct Placement {
     /// e.g. `ip netns exec {host}` or `ssh {host}`. Needs --hostfile.
     #[arg(long)]
     pub agent: Option<String>,
+    /// Which ranks bind themselves to one core, round robin over their
+    /// machine's cores: `auto`, those of a machine with more ranks than
+    /// cores (there, which ranks share a core decides which tree is
+    /// faster); `core`, all; `none`, none; or a list of cores (`0,1,1,0`),
+    /// the k-th rank of a machine on the (k mod length)-th.
+    #[arg(long, default_value = "auto", value_name = "auto|core|none|LIST")]
+    pub bind_to: BindTo,
 }
 
 /// Arguments of `autocoll launch`.
@@ -59,14 +67,16 @@ pub fn job(
         Some(path) => Some(launch::read_hostfile(path).map_err(|e| Failure::Usage(e.to_string()))?),
         None => None,
     };
-    job_on(
+    let mut job = job_on(
         ranks,
         hosts,
         placement.agent.clone(),
         timeout,
         program,
         args,
-    )
+    )?;
+    job.bind_to = placement.bind_to.clone();
+    Ok(job)
 }
 
 /// [`job`] on hosts already read (`None`: all ranks here).
@@ -99,6 +109,7 @@ fn job_on(
         program,
         args,
         timeout,
+        bind_to: BindTo::Auto,
     })
 }
 
@@ -118,6 +129,28 @@ pub fn join(timeout: Duration) -> Result<autocoll::Communicator, Failure> {
         .map_err(Failure::Run)?;
     comm.set_timeout(timeout);
     Ok(comm)
+}
+
+/// Where this tcp job's ranks run (`found`, every rank's machine and
+/// core), to be said beside a crowding warning or when some are bound;
+/// `None` in other jobs.
+pub fn binding_note(found: &autocoll::measure::Machines) -> Option<String> {
+    let (how, _) = autocoll::binding::current()?;
+    let b = autocoll::binding::Binding {
+        how: how.clone(),
+        cores: found.bound.clone(),
+    };
+    match (b.any(), found.crowded()) {
+        (true, _) => Some(match how {
+            BindTo::List(_) => format!("ranks bound to the cores --bind-to {how} lists: {b}"),
+            how => format!("ranks bound to cores round robin (--bind-to {how}): {b}"),
+        }),
+        (false, true) => Some(format!(
+            "ranks left where the scheduler puts them (--bind-to {how}): which ranks share \
+             a core decides which tree is faster, and each job may place them anew"
+        )),
+        (false, false) => None,
+    }
 }
 
 /// Runs this very command again as the `p` ranks of a tcp job (each copy

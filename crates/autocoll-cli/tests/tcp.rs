@@ -161,12 +161,21 @@ fn issue3_launch_runs_ranks_through_a_hostfile_and_an_agent() {
 
 /// Launches `n` copies of this binary playing `scenario`; returns stdout.
 fn scenario(n: usize, scenario: &str, timeout: &str) -> String {
+    launched(n, scenario, &["--timeout", timeout], &[])
+}
+
+/// [`scenario`] with `extra` arguments to `autocoll launch` and `env`
+/// set for it (and so for the ranks).
+fn launched(n: usize, scenario: &str, extra: &[&str], env: &[(&str, &str)]) -> String {
     let me = std::env::current_exe().unwrap();
     let out = Command::new(AUTOCOLL)
-        .args(["launch", "-n", &n.to_string(), "--timeout", timeout, "--"])
+        .args(["launch", "-n", &n.to_string()])
+        .args(extra)
+        .arg("--")
         .arg(me)
         .args(["--exact", "rank_body", "--nocapture", "--test-threads", "1"])
         .env("AUTOCOLL_FAULT", scenario)
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     let stdout = text(&out.stdout);
@@ -182,6 +191,10 @@ fn rank_body() {
     };
     let mut comm = autocoll::init().unwrap();
     let me = comm.rank();
+    if fault == "where" {
+        println!("WHERE rank {me} {}", cores_of_threads());
+        return;
+    }
     comm.barrier().unwrap();
     let start = Instant::now();
     let mut buf = [me as f64; 4];
@@ -208,6 +221,75 @@ fn rank_body() {
         Ok(()) => println!("VERDICT rank {me} ok after {ms} ms"),
         Err(e) => println!("VERDICT rank {me} error after {ms} ms: {e}"),
     }
+}
+
+/// The cores this process's main thread may run on (`/proc`'s list, e.g.
+/// `0-1`), and `all` when every thread of the process shares them.
+fn cores_of_threads() -> String {
+    let allowed = |status: &str| {
+        std::fs::read_to_string(status)
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .map(|l| l.trim().to_string())
+            .unwrap_or_default()
+    };
+    let main = allowed("/proc/self/status");
+    let every = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .flatten()
+        .all(|t| allowed(&format!("{}/status", t.path().display())) == main);
+    format!("cores {main} {}", if every { "all" } else { "some" })
+}
+
+/// Each rank's `cores LIST all|some` from a `where` scenario.
+fn cores_by_rank(stdout: &str, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|r| {
+            let tag = format!("WHERE rank {r} ");
+            stdout
+                .lines()
+                .find_map(|l| l.split_once(&tag).map(|(_, rest)| rest.to_string()))
+                .unwrap_or_else(|| panic!("rank {r} did not say where it runs in\n{stdout}"))
+        })
+        .collect()
+}
+
+/// Where ranks outnumber cores, each rank of a machine is bound to one
+/// core, round robin, with every thread of its process: which ranks share
+/// a core decided which tree was faster, job by job. `--bind-to none`
+/// leaves them where they were.
+#[test]
+fn issue20_crowded_tcp_ranks_are_bound_round_robin_to_cores() {
+    let before = cores_of_threads();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Two cores counted, three ranks: crowded on any machine.
+    let bound = cores_by_rank(&launched(3, "where", &[], &[("AUTOCOLL_CORES", "2")]), 3);
+    for b in &bound {
+        assert!(b.ends_with(" all"), "a thread left unbound: {bound:?}");
+        let list = b.split_whitespace().nth(1).unwrap();
+        assert!(list.parse::<usize>().is_ok(), "not one core: {bound:?}");
+    }
+    assert_eq!(bound[0], bound[2], "{bound:?}");
+    if cores >= 2 {
+        assert_ne!(bound[0], bound[1], "{bound:?}");
+    }
+    let free = cores_by_rank(
+        &launched(
+            3,
+            "where",
+            &["--bind-to", "none"],
+            &[("AUTOCOLL_CORES", "2")],
+        ),
+        3,
+    );
+    assert!(
+        free.iter().all(|f| *f == before),
+        "{free:?} against {before}"
+    );
+    // As many ranks as cores: left alone unless asked.
+    let roomy = cores_by_rank(&launched(1, "where", &[], &[]), 1);
+    assert_eq!(roomy[0], before);
 }
 
 fn verdict(stdout: &str, rank: usize) -> (u128, String) {

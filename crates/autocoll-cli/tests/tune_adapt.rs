@@ -583,7 +583,8 @@ fn issue20_tune_on_crowded_cores_still_measures_every_winner_and_flags_it() {
 /// Issue 20: over tcp each point is measured by a job of its own (what
 /// the points before it did must not rank its candidates): every point
 /// once (a job that measured more than its point would report rows
-/// twice), and the crowded cores said once, not once a job.
+/// twice), and the crowded cores and the ranks' binding said once, not
+/// once a job.
 #[test]
 fn issue20_tune_over_tcp_measures_each_point_once_in_a_job_of_its_own() {
     let dir = tempdir("tune-job-per-point");
@@ -599,6 +600,9 @@ fn issue20_tune_over_tcp_measures_each_point_once_in_a_job_of_its_own() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(stderr.matches("3 ranks on 2 cores").count(), 1, "{stderr}");
+    // Every job binds its ranks alike, and says so once.
+    let bound = "ranks bound to cores round robin (--bind-to auto): core ";
+    assert_eq!(stderr.matches(bound).count(), 1, "{stderr}");
     let doc = partial(&dir);
     let mut points: Vec<(u64, String)> = doc["rows"]
         .as_array()

@@ -138,6 +138,7 @@ fn startup() -> f64 {
         program: std::env::current_exe().unwrap().into(),
         args: Vec::new(),
         timeout: Some(Duration::from_secs(30)),
+        bind_to: autocoll::binding::BindTo::Auto,
     };
     let seen = Arc::new(Mutex::new(None));
     let keep = seen.clone();

@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
+use crate::binding::{self, BindTo};
 use crate::comm::tcp::setup::PORT_LINE;
 use crate::comm::tcp::wire::Token;
 use crate::error::{Error, Result};
@@ -276,6 +277,8 @@ pub struct Job {
     pub args: Vec<OsString>,
     /// Set-up and receive timeout given to the ranks (`AUTOCOLL_TIMEOUT`).
     pub timeout: Option<Duration>,
+    /// Which ranks bind themselves to a core (`AUTOCOLL_BIND_TO`).
+    pub bind_to: BindTo,
 }
 
 /// How a job ended.
@@ -297,7 +300,7 @@ struct Rank {
 
 /// The variables that describe one rank of one job: never inherited from
 /// the launcher's environment (a launcher started inside a rank has them).
-const JOB_VARIABLES: [&str; 9] = [
+const JOB_VARIABLES: [&str; 10] = [
     "AUTOCOLL_RANK",
     "AUTOCOLL_SIZE",
     "AUTOCOLL_ROOT_ADDR",
@@ -307,6 +310,7 @@ const JOB_VARIABLES: [&str; 9] = [
     "AUTOCOLL_SWITCH",
     "AUTOCOLL_ANNOUNCE",
     "AUTOCOLL_PORT_ON_STDIN",
+    binding::VARIABLE,
 ];
 
 impl Job {
@@ -368,6 +372,7 @@ impl Job {
             ("AUTOCOLL_TOKEN".into(), token.to_string()),
             ("AUTOCOLL_BIND".into(), places[rank].addr.to_string()),
             ("AUTOCOLL_HOST".into(), places[rank].host.clone()),
+            (binding::VARIABLE.into(), self.bind_to.to_string()),
         ]);
         // Without one in the hostfile, the agent may know the switch (the
         // emulated cluster's exports it), so none is set here.

@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod balance;
+pub mod binding;
 pub mod check;
 pub mod clock;
 mod coll;
@@ -43,10 +44,14 @@ pub use tree::{Shape, Tree};
 /// ([`Communicator::trace`]); with `AUTOCOLL_BALANCE` set, the balancer is
 /// on ([`balance::from_env`]); with `AUTOCOLL_PATTERN=FILE` set, every
 /// message is counted and rank 0 writes the job's pattern to FILE at the
-/// end ([`pattern::from_env`]).
+/// end ([`pattern::from_env`]). A rank of a `tcp` job binds itself to a
+/// core where its machine runs more ranks than cores, or as
+/// `AUTOCOLL_BIND_TO` says ([`binding`]).
 pub fn init() -> Result<Communicator> {
     if let Some(config) = comm::tcp::Config::from_env()? {
+        let how = binding::from_env()?;
         let tcp = comm::tcp::Tcp::connect(&config)?;
+        binding::apply(config.rank, tcp.clocks(), how)?;
         return traced(Communicator::new(Box::new(tcp)));
     }
     #[cfg(feature = "mpi")]

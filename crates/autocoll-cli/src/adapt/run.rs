@@ -70,7 +70,13 @@ fn start_trace(comm: &mut Communicator, setup: &Setup) -> anyhow::Result<()> {
 /// series' call times include waits for a core.
 fn warn_if_crowded(comm: &mut Communicator) -> anyhow::Result<()> {
     let found = autocoll::measure::Machines::of(comm).context("finding the machines")?;
-    if let (0, Some(text)) = (comm.rank(), found.warning(&[])) {
+    if comm.rank() != 0 {
+        return Ok(());
+    }
+    if let Some(text) = crate::launch::binding_note(&found) {
+        eprintln!("autocoll: {text}");
+    }
+    if let Some(text) = found.warning(&[]) {
         eprintln!("autocoll: {text}: every call's time includes waits for a core");
     }
     Ok(())

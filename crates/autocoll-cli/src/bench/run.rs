@@ -386,6 +386,9 @@ pub(crate) fn machines(
 ) -> autocoll::Result<Machines> {
     let found = Machines::of(comm)?;
     if comm.rank() == 0 {
+        if let Some(text) = launch::binding_note(&found) {
+            note(&text);
+        }
         if let Some(text) = found.warning(methods) {
             note(&text);
             if fallback && !found.failing(methods).is_empty() {

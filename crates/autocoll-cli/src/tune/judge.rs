@@ -419,7 +419,7 @@ mod tests {
     /// within 2%.
     #[allow(clippy::type_complexity)]
     #[rustfmt::skip]
-    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 34] = [
+    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 40] = [
         ("tcp-n2-heap", "tcp-n2-heap-race", "tcp-n2-heap-exhaustive", 1, 3, 3, 0),
         ("tcp-n4-heap", "tcp-n4-heap-race", "tcp-n4-heap-exhaustive", 1, 5, 4, 0),
         ("tcp-final", "tcp-final-race", "tcp-final-exhaustive", 1, 8, 6, 0),
@@ -458,10 +458,21 @@ mod tests {
         ("tcp-retry-e", "tcp-retry-e", SPIN, 9, 5, 3, 0),
         ("tcp-retry-f", "tcp-retry-f", SPIN, 9, 9, 3, 5),
         ("tcp-retry-g", "tcp-retry-g", SPIN, 9, 9, 4, 2),
+        // The ranks of the 4-rank points bound round robin, against a
+        // reference measured so.
+        ("tcp-bound-a", "tcp-bound-a", BOUND, 9, 6, 4, 1),
+        ("tcp-bound-b", "tcp-bound-b", BOUND, 9, 9, 5, 3),
+        ("tcp-bound-c", "tcp-bound-c", BOUND, 9, 5, 3, 1),
+        ("tcp-bound-d", "tcp-bound-d", BOUND, 9, 7, 4, 2),
+        ("tcp-bound-e", "tcp-bound-e", BOUND, 9, 8, 4, 0),
+        ("tcp-bound-f", "tcp-bound-f", BOUND, 9, 8, 3, 3),
     ];
 
     /// The reference of the tcp-spin runs and of those after them.
     const SPIN: &str = "tcp-spin-exhaustive";
+
+    /// The reference of the runs with crowded ranks bound to cores.
+    const BOUND: &str = "tcp-bound-exhaustive";
 
     /// A recorded duel's rows: its one file, or its jobs' pooled.
     fn duelled(duel: &str, jobs: usize) -> Vec<Row> {

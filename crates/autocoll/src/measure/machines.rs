@@ -12,6 +12,7 @@
 
 use std::collections::HashSet;
 use std::fmt;
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -45,6 +46,10 @@ impl Machine {
 pub struct Machines {
     /// Every machine.
     pub machines: Vec<Machine>,
+    /// Each rank's core, by rank, where the job bound it
+    /// ([`crate::binding`]; empty where nothing said).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bound: Vec<Option<usize>>,
 }
 
 impl Machines {
@@ -59,11 +64,22 @@ impl Machines {
             true => comm.size(),
             false => cores()?,
         };
-        let mine = [word(a), word(b), cores as u64];
+        let core = crate::binding::current().and_then(|b| b.1);
+        let mine = [
+            word(a),
+            word(b),
+            cores as u64,
+            core.map_or(u64::MAX, |c| c as u64),
+        ];
         let all = allgather_words(comm, &mine)?;
-        let ids: Vec<[u64; 2]> = all.chunks(3).map(|w| [w[0], w[1]]).collect();
-        let counts: Vec<usize> = all.chunks(3).map(|w| w[2] as usize).collect();
-        Ok(Machines::from_ranks(&ids, &counts, &comm.hosts()))
+        let ids: Vec<[u64; 2]> = all.chunks(4).map(|w| [w[0], w[1]]).collect();
+        let counts: Vec<usize> = all.chunks(4).map(|w| w[2] as usize).collect();
+        let mut found = Machines::from_ranks(&ids, &counts, &comm.hosts());
+        found.bound = all
+            .chunks(4)
+            .map(|w| (w[3] != u64::MAX).then_some(w[3] as usize))
+            .collect();
+        Ok(found)
     }
 
     /// The machines of ranks with these machine ids, core counts and host
@@ -96,7 +112,10 @@ impl Machines {
                 }
             }
         }
-        Machines { machines }
+        Machines {
+            machines,
+            bound: Vec::new(),
+        }
     }
 
     /// True when some machine runs more ranks than it has cores.
@@ -208,10 +227,16 @@ pub fn bias(method: Method) -> &'static str {
     }
 }
 
+/// The system's count of this process's cores, read once: after a tcp
+/// rank binds itself to one core ([`crate::binding`]) its machine still
+/// has them all.
+static SYSTEM_CORES: OnceLock<usize> = OnceLock::new();
+
 /// The cores this process may run on: `AUTOCOLL_CORES` where set (a
 /// container's CPU quota is not always what the system reports), else the
-/// system's count for this process (affinity and cgroup limits included).
-fn cores() -> Result<usize> {
+/// system's count for this process (affinity and cgroup limits included)
+/// when it first asked.
+pub(crate) fn cores() -> Result<usize> {
     match std::env::var("AUTOCOLL_CORES") {
         Ok(text) => text
             .trim()
@@ -223,7 +248,8 @@ fn cores() -> Result<usize> {
                     "AUTOCOLL_CORES=`{text}` is not a positive count of cores"
                 ))
             }),
-        Err(_) => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+        Err(_) => Ok(*SYSTEM_CORES
+            .get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))),
     }
 }
 

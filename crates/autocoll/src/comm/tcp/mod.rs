@@ -168,6 +168,12 @@ impl Tcp {
         })
     }
 
+    /// Every rank's clock identity, by rank: ranks with equal ones run on
+    /// one machine (one kernel).
+    pub fn clocks(&self) -> &[[u8; 16]] {
+        &self.clocks
+    }
+
     /// Waits up to `left` for any connection to have input, and files every
     /// frame that came in the mailbox (or the fault that ended a connection).
     fn pump(&mut self, left: Duration) {
