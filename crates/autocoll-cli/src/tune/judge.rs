@@ -419,7 +419,7 @@ mod tests {
     /// within 2%.
     #[allow(clippy::type_complexity)]
     #[rustfmt::skip]
-    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 40] = [
+    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 41] = [
         ("tcp-n2-heap", "tcp-n2-heap-race", "tcp-n2-heap-exhaustive", 1, 3, 3, 0),
         ("tcp-n4-heap", "tcp-n4-heap-race", "tcp-n4-heap-exhaustive", 1, 5, 4, 0),
         ("tcp-final", "tcp-final-race", "tcp-final-exhaustive", 1, 8, 6, 0),
@@ -466,6 +466,7 @@ mod tests {
         ("tcp-bound-d", "tcp-bound-d", BOUND, 9, 7, 4, 2),
         ("tcp-bound-e", "tcp-bound-e", BOUND, 9, 8, 4, 0),
         ("tcp-bound-f", "tcp-bound-f", BOUND, 9, 8, 3, 3),
+        ("tcp-bound-exhaustive2", "tcp-bound-exhaustive2", BOUND, 9, 5, 3, 1),
     ];
 
     /// The reference of the tcp-spin runs and of those after them.
