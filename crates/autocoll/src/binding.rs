@@ -39,6 +39,7 @@ use rustix::process::Pid;
 use rustix::thread::{sched_getaffinity, sched_setaffinity, CpuSet};
 
 use crate::error::{Error, Result};
+use crate::measure::Machines;
 
 /// The variable that carries `--bind-to` to every rank.
 pub const VARIABLE: &str = "AUTOCOLL_BIND_TO";
@@ -158,17 +159,19 @@ pub fn current() -> Option<&'static (BindTo, Option<usize>)> {
 /// set-up, so no message is sent: a program's first collective is still
 /// its call #1.
 pub fn apply<M: PartialEq>(rank: usize, machines: &[M], how: BindTo) -> Result<()> {
-    let mine = machines
-        .get(rank)
+    // This rank's view of the cores stands for every machine's: only its
+    // own machine is looked at.
+    let cores = vec![crate::measure::machines::cores()?; machines.len()];
+    let found = Machines::from_ranks(machines, &cores, &[]);
+    let machine = found
+        .machines
+        .iter()
+        .find(|m| m.ranks.contains(&rank))
         .ok_or_else(|| Error::Config(format!("rank {rank} is on no machine of its job")))?;
-    let on_machine: Vec<usize> = (0..machines.len())
-        .filter(|&r| machines[r] == *mine)
-        .collect();
-    let local = on_machine.iter().position(|&r| r == rank).unwrap_or(0);
-    let cores = crate::measure::machines::cores()?;
+    let local = machine.ranks.iter().position(|&r| r == rank).unwrap_or(0);
     let core = match &how {
-        BindTo::Auto if on_machine.len() > cores => round_robin(local, cores, &allowed()?),
-        BindTo::Core => round_robin(local, cores, &allowed()?),
+        BindTo::Auto if machine.crowded() => round_robin(local, machine.cores, &allowed()?),
+        BindTo::Core => round_robin(local, machine.cores, &allowed()?),
         BindTo::List(cores) => cores.get(local % cores.len().max(1)).copied(),
         BindTo::Auto | BindTo::None => None,
     };
