@@ -695,6 +695,56 @@ fn settled_final(r: &serde_json::Value) -> bool {
     true
 }
 
+/// Issue 20: over tcp a point's race runs in jobs of a few rounds, each
+/// going on with the race the last one saved: the first job stops before
+/// any candidate can be dropped (--min-reps 3: after two rounds), each
+/// after it runs --rounds-per-job rounds, and every repetition of every
+/// job is kept; with --rounds-per-job 0 the race is one job.
+#[test]
+fn issue20_a_race_over_tcp_runs_in_jobs_of_a_few_rounds() {
+    let dir = tempdir("tune-race-jobs");
+    for (per_job, name) in [("2", "t.toml"), ("0", "u.toml")] {
+        let out = autocoll()
+            .args(["tune", "--transport", "tcp", "--op", "bcast", "-n", "2"])
+            .args(["--bytes", "16K", "--method", "barrier"])
+            .args(["--impl", "bcast:chain:seg=1K,bcast:chain:seg=2K"])
+            .args(["--min-reps", "3", "--max-reps", "7", "--final-rounds", "0"])
+            .args(["--final-jobs", "0"])
+            .args(["--rounds-per-job", per_job])
+            .args(["--calls", "4", "--warmup", "2", "--out"])
+            .arg(dir.join(name))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let text = std::fs::read_to_string(dir.join(format!("{name}.partial.json"))).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(doc["races"].as_array().unwrap().len(), 0, "the race ended");
+        let rows = doc["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        for row in rows {
+            let mark = &row["race"];
+            let rounds = mark["rounds"].as_u64().unwrap();
+            let jobs = mark["jobs"].as_u64().unwrap();
+            // Rounds 1-2 in the first job, then two a job.
+            let expected = match per_job {
+                "0" => 1,
+                _ => 1 + (rounds - 2).div_ceil(2),
+            };
+            assert!(rounds >= 3, "{row}");
+            assert_eq!(jobs, expected, "{row}");
+            if mark["live"].as_bool().unwrap() {
+                // barrier keeps every repetition, from every job.
+                assert_eq!(
+                    row["raw_s"].as_array().unwrap().len() as u64,
+                    rounds,
+                    "{row}"
+                );
+            }
+        }
+    }
+}
+
 /// Issue 20: a bad AUTOCOLL_CORES is refused with what was wrong.
 #[test]
 fn issue20_a_bad_core_count_is_refused() {

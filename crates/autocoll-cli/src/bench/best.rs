@@ -59,6 +59,7 @@ pub(super) fn run(
         saved: &[],
         stop,
         quiet: false,
+        per_job: 0,
     };
     race::run(comm, &setup, rows, &|_| {})
 }

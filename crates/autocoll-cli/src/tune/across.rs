@@ -160,6 +160,7 @@ mod tests {
             live: paired.is_some(),
             ending: Ending::Undecided,
             rounds: 100,
+            jobs: 1,
             same_as: None,
             paired: paired.map(|rival| Paired {
                 against: rival.into(),

@@ -190,6 +190,7 @@ fn pooled_mark(rows: &[&Row]) -> Option<Mark> {
             .filter_map(|r| r.race.as_ref())
             .map(|m| m.rounds)
             .sum(),
+        jobs: rows.len(),
         paired: Some(Paired {
             against: first.against.clone(),
             rounds: each.iter().map(|p| p.rounds).sum(),
@@ -562,6 +563,7 @@ mod tests {
             live: ratio <= 1.0,
             ending: autocoll::measure::race::Ending::Exhausted,
             rounds: 100,
+            jobs: 1,
             same_as: None,
             paired: Some(Paired {
                 against: rival.into(),

@@ -152,6 +152,15 @@ pub struct Args {
     /// decides (one job's figures move with the job; docs/tuning.md).
     #[arg(long, default_value_t = 9)]
     final_jobs: usize,
+    /// With --transport tcp and a job per point: a point's race runs in
+    /// jobs of this many rounds, each going on with the race where the
+    /// last left it (the first job stops before --min-reps, so that no
+    /// candidate is dropped on one job's figures; a final runs on in the
+    /// job it begins in). Which of two close candidates is ahead moves
+    /// from job to job; a race in several jobs moves less. 0: the whole
+    /// race in one job.
+    #[arg(long, default_value_t = 5)]
+    rounds_per_job: usize,
     /// The two finalists a rank of a settling job measures (`A,B`), added
     /// by the launching process with --point and --final-method.
     #[arg(long, hide = true)]
@@ -330,6 +339,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
                     saved: &sweep.saved,
                     stop: &stop,
                     quiet: false,
+                    per_job: 0,
                 };
                 let ranks = bench::Ranks {
                     p,
@@ -338,11 +348,9 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
                 race_local(ranks, &setup, timeout, &*sink, &*rounds)
             }
             Transport::Tcp => {
-                let jobs = match a.one_job {
-                    true => vec![Vec::new()],
-                    false => point_args(&sweep.heats(p, method)),
-                };
-                race_tcp(p, &a, jobs, &sink, &rounds, &stop)
+                let heats = sweep.heats(p, method);
+                let sinks = (&sink, &rounds, &saver);
+                race_tcp(p, &a, &heats, sinks, &stop)
             }
             Transport::Mpi => unreachable!("refused by refuse_mpi"),
         };
@@ -551,6 +559,16 @@ impl Saver {
         }
     }
 
+    /// How far the unfinished race of `op` on `ranks` ranks at `bytes`
+    /// got, if one is saved: its method and rounds.
+    fn progress(&self, op: &str, ranks: usize, bytes: usize) -> Option<(Option<Method>, usize)> {
+        let doc = self.partial.lock().unwrap_or_else(|p| p.into_inner());
+        doc.races
+            .iter()
+            .find(|r| (r.op.as_str(), r.ranks, r.bytes) == (op, ranks, bytes))
+            .map(|r| (r.method, r.race.rounds))
+    }
+
     /// The rows, and the seconds spent measuring them (as last saved).
     fn take_rows(&self) -> (Vec<Row>, f64) {
         let mut doc = self.partial.lock().unwrap_or_else(|p| p.into_inner());
@@ -606,39 +624,77 @@ fn race_local(
     }))
 }
 
-/// Races on `p` ranks over tcp: a job for each of `jobs` (the arguments
-/// it adds), one after another, until one fails or Ctrl-C. With
-/// `--final-jobs` and a job per point, a point's rows are saved once its
-/// final is settled ([`settle_across_jobs`]); else as each point ends.
+/// Races `heats` on `p` ranks over tcp, one after another, until one
+/// fails or Ctrl-C: all in one job (`--one-job`), else each point in jobs
+/// of its own ([`race_in_jobs`]), its rows saved once its final is settled
+/// ([`settle_across_jobs`]).
 fn race_tcp(
     p: usize,
     a: &Args,
-    jobs: Vec<Vec<std::ffi::OsString>>,
-    sink: &Sink,
-    rounds: &RaceSink,
+    heats: &[Vec<Point>],
+    (sink, rounds, saver): (&Sink, &RaceSink, &Saver),
     stop: &AtomicBool,
 ) -> anyhow::Result<()> {
-    for extra in jobs {
+    if a.one_job {
+        // Rows are saved as each point finishes, whatever the job does
+        // after.
+        let hosts = Arc::new(Mutex::new(Vec::new()));
+        let races = Some(rounds.clone());
+        return bench::run_tcp(p, &a.placement, a.timeout, &[], sink.clone(), races, hosts);
+    }
+    for heat in heats {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let races = Some(rounds.clone());
-        if a.one_job || a.final_jobs == 0 || a.exhaustive {
-            // Rows are saved as each point finishes, whatever the job does
-            // after.
-            let hosts = Arc::new(Mutex::new(Vec::new()));
-            let (placement, timeout) = (&a.placement, a.timeout);
-            bench::run_tcp(p, placement, timeout, &extra, sink.clone(), races, hosts)?;
-            continue;
-        }
-        let mut rows = tcp_job(p, a, &extra, races)?;
+        let point = vec!["--point".into(), point_key(heat).into()];
+        let mut rows = race_in_jobs(p, a, heat, &point, rounds, saver, stop)?;
         // A settling job that fails leaves the race's own final standing,
         // its rows saved.
-        let settled = settle_across_jobs(p, a, &extra, &mut rows, stop);
+        let settled = match a.final_jobs > 0 && !a.exhaustive {
+            true => settle_across_jobs(p, a, &point, &mut rows, stop),
+            false => Ok(()),
+        };
         sink(rows);
         settled?;
     }
     Ok(())
+}
+
+/// The race of one point (`point`, its job's arguments), in as many jobs
+/// as it hands over to ([`autocoll::measure::race::Race::hand_over`]):
+/// each job after the first resumes the race its predecessor saved.
+/// Rank 0's rows; none if Ctrl-C stopped it.
+fn race_in_jobs(
+    p: usize,
+    a: &Args,
+    heat: &[Point],
+    point: &[std::ffi::OsString],
+    rounds: &RaceSink,
+    saver: &Saver,
+    stop: &AtomicBool,
+) -> anyhow::Result<Vec<Row>> {
+    let (op, bytes) = (heat[0].imp.op.to_string(), heat[0].bytes);
+    let mut extra = point.to_vec();
+    let mut before = saver.progress(&op, p, bytes);
+    loop {
+        let rows = tcp_job(p, a, &extra, Some(rounds.clone()))?;
+        if !rows.is_empty() || stop.load(Ordering::Relaxed) {
+            return Ok(rows);
+        }
+        let now = saver.progress(&op, p, bytes);
+        if now.is_none() || now == before {
+            anyhow::bail!(
+                "the race of {op} on {p} ranks at {}: a job ended without a result and \
+                 without going on with the race",
+                autocoll::select::format_bytes(bytes)
+            );
+        }
+        before = now;
+        if !a.resume && !extra.iter().any(|x| x == "--resume") {
+            // The next job's ranks read the saved race from the partial file.
+            extra.push("--resume".into());
+        }
+    }
 }
 
 /// One tcp job of `p` ranks with `extra` arguments: rank 0's rows.
@@ -732,6 +788,10 @@ fn as_rank(
         saved,
         stop,
         quiet: a.final_of.is_some(),
+        per_job: match a.point.is_some() && a.final_of.is_none() && !a.exhaustive {
+            true => a.rounds_per_job,
+            false => 0,
+        },
     };
     let round = |saved| bench::say(&bench::Report::Race(saved));
     race::run(&mut comm, &setup, &sink, &round)
@@ -755,14 +815,6 @@ fn finalists_of(heats: Vec<Vec<Point>>, pair: &str) -> Result<Vec<Vec<Point>>, F
             "--final-of {pair}: not two candidates of this point"
         ))),
     }
-}
-
-/// The arguments of a job per point: `--point OP:BYTES` for each race.
-fn point_args(heats: &[Vec<Point>]) -> Vec<Vec<std::ffi::OsString>> {
-    heats
-        .iter()
-        .map(|heat| vec!["--point".into(), point_key(heat).into()])
-        .collect()
 }
 
 /// The fastest implementation (by median) of every (op, ranks, bytes);

@@ -71,6 +71,10 @@ pub struct Mark {
     pub ending: Ending,
     /// Rounds the race ran.
     pub rounds: usize,
+    /// Jobs that measured the race (over tcp a race runs in jobs of a
+    /// few rounds; absent in files of earlier versions: one).
+    #[serde(default = "one")]
+    pub jobs: usize,
     /// Not raced: it sends the same messages as this candidate, whose
     /// figures it carries ([`autocoll::measure::same`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -83,6 +87,10 @@ pub struct Mark {
     /// (tcp, a job per point; [`super::across`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub across: Option<super::across::Across>,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// A finalist's paired comparison with its rival.
@@ -143,6 +151,11 @@ pub struct Setup<'a> {
     /// Says nothing of crowded machines: a final's settling job, whose
     /// sweep's own job said it already (in its method's words).
     pub quiet: bool,
+    /// Hands a race over to a fresh job after the rounds
+    /// [`Race::hand_over`] names for jobs of this many rounds (0: the
+    /// whole race in this job). The race is saved; the launching process
+    /// starts the next job, which goes on with it.
+    pub per_job: usize,
 }
 
 /// Runs every race; rank 0 hands each point's rows to `rows`, the leader
@@ -184,12 +197,25 @@ pub fn run(
             .collect();
         let heat = heat.as_slice();
         let mut method = s.method;
-        let mut raced = race_one(comm, s, &opts, heat, method, k as u64 + 1, round)?;
+        let fallback = found.fallback(s.method);
+        // A race that fell back in an earlier job goes on with the
+        // fallback (every rank reads the same saved races).
+        let fell_back = fallback != s.method
+            && s.saved
+                .iter()
+                .any(|saved| saved.races(heat, comm.size(), fallback));
+        let mut raced = match fell_back {
+            true => None,
+            false => race_one(comm, s, &opts, heat, method, k as u64 + 1, round)?,
+        };
         let short = raced
             .as_ref()
             .is_some_and(|r| r.race.ending == Some(Ending::Unmeasured));
-        if measure::agree(comm, short)? {
-            method = found.fallback(s.method);
+        if fell_back {
+            method = fallback;
+            raced = race_one(comm, s, &opts, heat, method, k as u64 + 1, round)?;
+        } else if measure::agree(comm, short)? {
+            method = fallback;
             if comm.rank() == 0 {
                 bench::note(&format!(
                     "{} on {} ranks, {}: {} kept too few repetitions of some candidates; \
@@ -237,7 +263,7 @@ fn race_one(
         .map(|saved| saved.race.clone());
     let mut report = |race: &Race| {
         round(Saved::of(heat, ranks, method, race));
-        !s.stop.load(Ordering::Relaxed)
+        !s.stop.load(Ordering::Relaxed) && !race.hand_over(&s.rule, s.per_job)
     };
     measure::race_points(comm, heat, method, opts, &s.rule, from, seed, &mut report)
 }
@@ -255,6 +281,7 @@ fn rows_of(heat: &[Point], ranks: usize, raced: measure::Raced) -> Vec<Row> {
                 live: race.live[i],
                 ending,
                 rounds: race.rounds,
+                jobs: race.jobs,
                 same_as: None,
                 paired: Paired::of(heat, race, i),
                 across: None,

@@ -385,14 +385,21 @@ pub fn race_points(
     let mut race = from
         .filter(|r| r.reps.len() == n)
         .unwrap_or_else(|| Race::under(n, rule));
-    let mut rng = Rng::new(seed);
+    race.jobs += 1;
+    // A race going on in another job draws other orders than its first.
+    let mut rng = Rng::new(seed ^ (race.rounds as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let mut order: Vec<usize> = (0..n).collect();
     rng.shuffle(&mut order);
     let mut caller = Caller::of(&first.imp, bytes, comm.size());
     let mut contenders: Vec<Option<Contender>> = (0..n).map(|_| None).collect();
     for &i in &order {
         caller.set_target(Target::Ours(points[i].imp.clone()));
-        let mut c = Contender::new(comm, &mut caller, &job, opts)?;
+        // A candidate dropped in an earlier job is not measured again:
+        // no warm-up (every rank has the same saved race).
+        let mut c = match race.live[i] || race.ending.is_some() {
+            true => Contender::new(comm, &mut caller, &job, opts)?,
+            false => Contender::after(0.0),
+        };
         if leader {
             c.acc.raw = race.reps[i].clone();
         }

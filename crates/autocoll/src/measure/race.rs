@@ -119,6 +119,11 @@ pub struct Race {
     /// The final of the two best, once rounds ran out without a decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last: Option<Final>,
+    /// Jobs (runs of the measuring processes) that have measured it: more
+    /// than one when a sweep measures a race in jobs of a few rounds
+    /// ([`Race::hand_over`]) or was interrupted and resumed.
+    #[serde(default)]
+    pub jobs: usize,
 }
 
 /// The final of a race: two candidates, their times paired by round.
@@ -169,6 +174,7 @@ impl Race {
             rounds: 0,
             ending: None,
             last: None,
+            jobs: 0,
         }
     }
 
@@ -354,6 +360,26 @@ impl Race {
     /// The winner once decided: the live candidate with the lowest median.
     pub fn winner(&self) -> Option<usize> {
         self.ending.and(self.best())
+    }
+
+    /// Whether a race measured in jobs of `per_job` rounds hands over to
+    /// a fresh job after the round just closed: the first job runs
+    /// `min_reps − 1` rounds, so that no candidate is dropped on the
+    /// figures of one job, and each job after it `per_job` rounds, until
+    /// `max_reps`; a final runs on in the job it begins in (its settling
+    /// jobs are jobs of their own). A job's figures move with the job
+    /// (which of two close trees is ahead changes from one job to the
+    /// next), and a median over several jobs' rounds moves less. Never
+    /// with `per_job` 0, once decided, without elimination, or with one
+    /// candidate in (nothing left to drop).
+    pub fn hand_over(&self, rule: &Rule, per_job: usize) -> bool {
+        let open = self.ending.is_none() && self.last.is_none() && self.contenders().len() > 1;
+        if per_job == 0 || !rule.eliminate || !open {
+            return false;
+        }
+        let first = rule.min_reps.saturating_sub(1).max(1);
+        let r = self.rounds;
+        r < rule.max_reps && r >= first && (r - first).is_multiple_of(per_job)
     }
 
     fn end(&mut self, how: Ending) -> bool {
@@ -641,5 +667,42 @@ mod tests {
         // More than two candidates, or a race, are not a duel.
         assert!(Race::under(3, &rule).last.is_none());
         assert!(Race::under(2, &Rule::default()).last.is_none());
+    }
+
+    #[test]
+    fn issue20_a_race_in_jobs_hands_over_before_any_drop_then_every_few_rounds() {
+        let rule = Rule {
+            max_reps: 14,
+            final_rounds: 10,
+            ..Rule::default()
+        };
+        let mut race = Race::new(3);
+        let mut handed = Vec::new();
+        // Three candidates the rounds cannot tell apart: the race runs to
+        // its final.
+        for round in 0..40 {
+            for i in race.contenders() {
+                race.add(i, [1.0, 1.2][(round + i) % 2]);
+            }
+            if race.close_round(&rule) {
+                break;
+            }
+            if race.hand_over(&rule, 5) {
+                handed.push(race.rounds);
+            }
+        }
+        // The first job ends before min_reps (3), so no drop rests on one
+        // job; then every five rounds until max_reps; the final stays.
+        assert_eq!(handed, [2, 7, 12]);
+        assert!(race.last.is_some(), "went to its final");
+        assert!(!race.hand_over(&rule, 5), "a final is not handed over");
+        assert!(!race.hand_over(&rule, 0), "0: one job");
+        let duel = Rule {
+            eliminate: false,
+            ..rule
+        };
+        let mut two = Race::under(2, &duel);
+        two.rounds = 2;
+        assert!(!two.hand_over(&duel, 5), "without elimination, one job");
     }
 }
