@@ -391,7 +391,8 @@ mod tests {
         // again that way; a race without settling its finals; five with
         // their finals settled in nine jobs; and those of the history's
         // trials, of settles stopping once decided, and of settling jobs
-        // that fell back run again (the default).
+        // that fell back run again; then with crowded ranks bound, and
+        // with a point's race in jobs of a few rounds (the default).
         for (stem, judged, reference, jobs, apart, won, within) in DUELLED {
             let (verdict, rows) = recorded(
                 &format!("{judged}.partial.json"),
@@ -420,7 +421,7 @@ mod tests {
     /// within 2%.
     #[allow(clippy::type_complexity)]
     #[rustfmt::skip]
-    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 41] = [
+    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 53] = [
         ("tcp-n2-heap", "tcp-n2-heap-race", "tcp-n2-heap-exhaustive", 1, 3, 3, 0),
         ("tcp-n4-heap", "tcp-n4-heap-race", "tcp-n4-heap-exhaustive", 1, 5, 4, 0),
         ("tcp-final", "tcp-final-race", "tcp-final-exhaustive", 1, 8, 6, 0),
@@ -468,6 +469,19 @@ mod tests {
         ("tcp-bound-e", "tcp-bound-e", BOUND, 9, 8, 4, 0),
         ("tcp-bound-f", "tcp-bound-f", BOUND, 9, 8, 3, 3),
         ("tcp-bound-exhaustive2", "tcp-bound-exhaustive2", BOUND, 9, 5, 3, 1),
+        // A point's race in jobs of five rounds (the default since).
+        ("tcp-jobs-a", "tcp-jobs-a", BOUND, 9, 4, 4, 0),
+        ("tcp-jobs-b", "tcp-jobs-b", BOUND, 9, 7, 5, 0),
+        ("tcp-jobs-c", "tcp-jobs-c", BOUND, 9, 7, 4, 2),
+        ("tcp-jobs-d", "tcp-jobs-d", BOUND, 9, 5, 3, 1),
+        ("tcp-jobs-e", "tcp-jobs-e", BOUND, 9, 7, 6, 0),
+        ("tcp-jobs-f", "tcp-jobs-f", BOUND, 9, 8, 5, 2),
+        ("tcp-jobs-g", "tcp-jobs-g", BOUND, 9, 4, 3, 0),
+        ("tcp-jobs-h", "tcp-jobs-h", BOUND, 9, 5, 3, 2),
+        ("tcp-jobs-i", "tcp-jobs-i", BOUND, 9, 8, 5, 1),
+        ("tcp-jobs-j", "tcp-jobs-j", BOUND, 9, 7, 2, 3),
+        ("tcp-jobs-k", "tcp-jobs-k", BOUND, 9, 6, 4, 1),
+        ("tcp-jobs-l", "tcp-jobs-l", BOUND, 9, 8, 4, 3),
     ];
 
     /// The reference of the tcp-spin runs and of those after them.

@@ -201,9 +201,9 @@ pub fn run(
         // A race that fell back in an earlier job goes on with the
         // fallback (every rank reads the same saved races).
         let fell_back = fallback != s.method
-            && s.saved
-                .iter()
-                .any(|saved| saved.races(heat, comm.size(), fallback));
+            && s.saved.iter().any(|saved| {
+                saved.method == Some(fallback) && saved.races(heat, comm.size(), fallback)
+            });
         let mut raced = match fell_back {
             true => None,
             false => race_one(comm, s, &opts, heat, method, k as u64 + 1, round)?,
