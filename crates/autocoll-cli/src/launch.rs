@@ -137,7 +137,6 @@ pub fn join(timeout: Duration) -> Result<autocoll::Communicator, Failure> {
 pub fn binding_note(found: &autocoll::measure::Machines) -> Option<String> {
     let (how, _) = autocoll::binding::current()?;
     let b = autocoll::binding::Binding {
-        how: how.clone(),
         cores: found.bound.clone(),
     };
     match (b.any(), found.crowded()) {

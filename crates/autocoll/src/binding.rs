@@ -110,8 +110,6 @@ pub fn from_env() -> Result<BindTo> {
 /// for a rank it left free.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Binding {
-    /// How it was asked.
-    pub how: BindTo,
     /// Each rank's core, by rank.
     pub cores: Vec<Option<usize>>,
 }
@@ -250,13 +248,11 @@ mod tests {
     #[test]
     fn issue20_a_binding_reads_as_cores_and_their_ranks() {
         let b = Binding {
-            how: BindTo::Auto,
             cores: vec![Some(0), Some(1), Some(0), None],
         };
         assert_eq!(b.to_string(), "core 0: ranks 0, 2; core 1: rank 1");
         assert!(b.any());
         assert!(!Binding {
-            how: BindTo::None,
             cores: vec![None; 3]
         }
         .any());
