@@ -44,7 +44,7 @@ pub(crate) enum Report {
     /// The results of one point.
     Rows(Vec<Row>),
     /// A round of `tune`'s race.
-    Race(crate::tune::race::Saved),
+    Race(Box<crate::tune::race::Saved>),
     /// Something the user should read (a warning).
     Note(String),
 }
@@ -69,7 +69,7 @@ pub(crate) fn run_tcp(
             Ok(Report::Rows(rows)) => sink(rows),
             Ok(Report::Race(saved)) => {
                 if let Some(races) = &races {
-                    races(saved)
+                    races(*saved)
                 }
             }
             Ok(Report::Hosts(list)) => *hosts.lock().unwrap_or_else(|e| e.into_inner()) = list,

@@ -167,6 +167,7 @@ mod tests {
                 rounds: 70,
                 ratio: 0.994,
                 ci95: [0.967, 1.02],
+                by_order: None,
             }),
             across: None,
         });

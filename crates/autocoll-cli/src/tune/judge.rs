@@ -183,6 +183,12 @@ fn pooled_mark(rows: &[&Row]) -> Option<Mark> {
     let each = each?;
     let ratios: Vec<f64> = each.iter().map(|p| p.ratio).collect();
     let s = Summary::of(&ratios);
+    // Each order's median job, as the ratio's.
+    let orders: Option<Vec<[f64; 2]>> = each.iter().map(|p| p.by_order).collect();
+    let by_order = orders.map(|o| {
+        let side = |k: usize| Summary::of(&o.iter().map(|r| r[k]).collect::<Vec<_>>()).median;
+        [side(0), side(1)]
+    });
     Some(Mark {
         live: true,
         rounds: rows
@@ -196,6 +202,7 @@ fn pooled_mark(rows: &[&Row]) -> Option<Mark> {
             rounds: each.iter().map(|p| p.rounds).sum(),
             ratio: s.median,
             ci95: [s.min, s.max],
+            by_order,
         }),
         ..mark.clone()
     })
@@ -584,6 +591,7 @@ mod tests {
                 rounds: 100,
                 ratio,
                 ci95: [ratio * 0.98, ratio * 1.02],
+                by_order: None,
             }),
             across: None,
         });

@@ -358,6 +358,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             break;
         }
     }
+    saver.flush();
     let (rows, elapsed) = saver.take_rows();
     bar.finish_and_clear();
     outcome.map_err(Failure::Run)?;
@@ -497,8 +498,17 @@ fn load_partial(path: &Path) -> Result<Partial, Failure> {
 /// Where each round's race goes.
 pub(crate) type RaceSink = Arc<dyn Fn(race::Saved) + Send + Sync>;
 
-/// Keeps the results and the unfinished race, saves them all after every
-/// point and every round, and shows progress.
+/// How often at most an unfinished race is written while its job
+/// measures. Writing and syncing the file between two rounds slowed the
+/// next round's first call, 10–20% at 4 ranks on 2 cores: in a final of
+/// two, whichever ran first in a round came out slower
+/// (docs/racing-history.md). A race is written whenever its job ends,
+/// so a job killed outright loses at most this much measuring.
+const RACE_WRITE_EVERY: Duration = Duration::from_secs(30);
+
+/// Keeps the results and the unfinished race, saves them after every
+/// point and, while a race's job measures, every [`RACE_WRITE_EVERY`]
+/// (and at [`Saver::flush`]), and shows progress.
 #[derive(Clone)]
 struct Saver {
     partial: Arc<Mutex<Partial>>,
@@ -507,18 +517,25 @@ struct Saver {
     /// When this invocation began, and the seconds of those it resumes.
     start: std::time::Instant,
     before: f64,
+    /// When the file was last written, and whether a race round came
+    /// since.
+    written: Arc<Mutex<(std::time::Instant, bool)>>,
+    every: Duration,
 }
 
 impl Saver {
     fn new(mut old: Partial, path: PathBuf, bar: indicatif::ProgressBar) -> Saver {
         old.schema = PARTIAL_SCHEMA.into();
         let before = old.elapsed_s;
+        let start = std::time::Instant::now();
         Saver {
             partial: Arc::new(Mutex::new(old)),
             path,
             bar,
-            start: std::time::Instant::now(),
+            start,
             before,
+            written: Arc::new(Mutex::new((start, false))),
+            every: RACE_WRITE_EVERY,
         }
     }
 
@@ -547,11 +564,30 @@ impl Saver {
         ));
         doc.forget_race(&saved.op, saved.ranks, saved.bytes);
         doc.races.push(saved);
-        self.save(&mut doc);
+        let due = {
+            let mut written = self.written.lock().unwrap_or_else(|p| p.into_inner());
+            written.1 = true;
+            written.0.elapsed() >= self.every
+        };
+        if due {
+            self.save(&mut doc);
+        }
+    }
+
+    /// Writes the rounds not written yet: call it between jobs and at the
+    /// end, when nothing measures.
+    fn flush(&self) {
+        let dirty = self.written.lock().unwrap_or_else(|p| p.into_inner()).1;
+        if dirty {
+            let mut doc = self.partial.lock().unwrap_or_else(|p| p.into_inner());
+            self.save(&mut doc);
+        }
     }
 
     fn save(&self, doc: &mut Partial) {
         doc.elapsed_s = self.before + self.start.elapsed().as_secs_f64();
+        *self.written.lock().unwrap_or_else(|p| p.into_inner()) =
+            (std::time::Instant::now(), false);
         let text = serde_json::to_vec(doc).expect("JSON of plain data");
         if let Err(e) = autocoll::files::write_atomic(&self.path, &text) {
             self.bar
@@ -677,7 +713,10 @@ fn race_in_jobs(
     let mut extra = point.to_vec();
     let mut before = saver.progress(&op, p, bytes);
     loop {
-        let rows = tcp_job(p, a, &extra, Some(rounds.clone()))?;
+        let job = tcp_job(p, a, &extra, Some(rounds.clone()));
+        // The next job resumes from the file.
+        saver.flush();
+        let rows = job?;
         if !rows.is_empty() || stop.load(Ordering::Relaxed) {
             return Ok(rows);
         }
@@ -793,7 +832,7 @@ fn as_rank(
             false => 0,
         },
     };
-    let round = |saved| bench::say(&bench::Report::Race(saved));
+    let round = |saved| bench::say(&bench::Report::Race(Box::new(saved)));
     race::run(&mut comm, &setup, &sink, &round)
         .context("running the sweep")
         .map_err(Failure::Run)?;
@@ -1000,6 +1039,46 @@ fn summary(table: &Table) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A race's rounds are kept in memory while its job measures, and
+    /// written when the interval has passed or at a flush (between jobs):
+    /// a file written between two rounds slowed the next round's first
+    /// call.
+    #[test]
+    fn issue20_a_race_is_written_between_jobs_not_after_every_round() {
+        use autocoll::measure::race::Race;
+        let dir = std::env::temp_dir().join(format!("autocoll-saver-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let path = dir.join("sweep.toml.partial.json");
+        let bar = indicatif::ProgressBar::hidden();
+        let mut saver = Saver::new(Partial::default(), path.clone(), bar);
+        saver.every = Duration::from_secs(3600);
+        let saved = |rounds: usize| {
+            let mut race = Race::new(2);
+            race.rounds = rounds;
+            race::Saved {
+                op: "bcast".into(),
+                ranks: 2,
+                bytes: 1024,
+                impls: vec!["bcast:flat".into(), "bcast:binomial".into()],
+                method: Some(Method::Truth),
+                race,
+            }
+        };
+        let rounds = |path: &Path| -> Vec<usize> {
+            let doc = load_partial(path).unwrap_or_else(|_| panic!("{} reads", path.display()));
+            doc.races.iter().map(|r| r.race.rounds).collect()
+        };
+        saver.race(saved(1));
+        saver.race(saved(2));
+        assert!(!path.exists(), "no round written before the interval");
+        saver.flush();
+        assert_eq!(rounds(&path), [2], "the flush writes the last round");
+        saver.every = Duration::ZERO;
+        saver.race(saved(3));
+        assert_eq!(rounds(&path), [3], "written once the interval has passed");
+        std::fs::remove_dir_all(&dir).expect("removed");
+    }
 
     /// `tune --min-reps` and `bench --best --min-reps` set when a race may
     /// first drop a candidate; left out, the race's own 3.

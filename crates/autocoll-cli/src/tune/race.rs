@@ -104,6 +104,11 @@ pub struct Paired {
     pub ratio: f64,
     /// Its 95% interval.
     pub ci95: [f64; 2],
+    /// The median ratio in the rounds this candidate ran first, and in
+    /// those it ran second: alike unless coming first in a round costs
+    /// (or gains) something.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_order: Option<[f64; 2]>,
 }
 
 /// `row`'s time over `rival`'s paired by round, if its sweep paired them
@@ -130,6 +135,7 @@ impl Paired {
             rounds: ratios.len(),
             ratio: s.median,
             ci95: [s.ci95_lo, s.ci95_hi],
+            by_order: last.by_order(k),
         })
     }
 }

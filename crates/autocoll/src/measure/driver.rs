@@ -212,7 +212,7 @@ fn interleave(
     for _ in 0..n {
         all.push(Contender::new(comm, &mut caller, &job, opts)?);
     }
-    let mut rng = Rng::new(seed);
+    let mut rng = round_orders(seed);
     let mut rounds: Vec<Vec<Option<f64>>> = Vec::new();
     loop {
         // Every method runs in every round until the last is done, so that
@@ -240,6 +240,17 @@ fn interleave(
         rounds,
     });
     deliver(comm, job.leader, mine)
+}
+
+/// The generator of a job's round orders, drawn afresh in every job (from
+/// the clock and the process): jobs that drew one sequence from `seed`
+/// alone would all put the same candidate first in the same rounds, and
+/// whatever coming first in a round costs would fall on it in each.
+fn round_orders(seed: u64) -> Rng {
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    Rng::new(seed ^ clock ^ u64::from(std::process::id()).rotate_left(32))
 }
 
 /// The order of a round: the leader's `next` (of `n`), shuffled, on every
@@ -386,10 +397,11 @@ pub fn race_points(
         .filter(|r| r.reps.len() == n)
         .unwrap_or_else(|| Race::under(n, rule));
     race.jobs += 1;
-    // A race going on in another job draws other orders than its first.
-    let mut rng = Rng::new(seed ^ (race.rounds as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    // The warm-ups' order must be alike on every rank; the rounds' is the
+    // leader's, shared.
     let mut order: Vec<usize> = (0..n).collect();
-    rng.shuffle(&mut order);
+    Rng::new(seed).shuffle(&mut order);
+    let mut rng = round_orders(seed);
     let mut caller = Caller::of(&first.imp, bytes, comm.size());
     let mut contenders: Vec<Option<Contender>> = (0..n).map(|_| None).collect();
     for &i in &order {

@@ -137,9 +137,17 @@ pub struct Final {
     /// Per round in which both kept a repetition: the first's time over
     /// the second's.
     pub ratios: Vec<f64>,
+    /// Per ratio: whether the first ran before the second in its round
+    /// (a round's order is random; a call that pays for coming first
+    /// shows as two ratios, one per order). Empty in files of before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leads: Vec<bool>,
     /// This round's times of the two so far (a round ends between saves).
     #[serde(skip)]
     round: [Option<f64>; 2],
+    /// Which of the two ran first this round.
+    #[serde(skip)]
+    ahead: Option<usize>,
 }
 
 impl Final {
@@ -148,20 +156,47 @@ impl Final {
             pair,
             from,
             ratios: Vec::new(),
+            leads: Vec::new(),
             round: [None; 2],
+            ahead: None,
         }
     }
 
     fn add(&mut self, i: usize, seconds: f64) {
         if let Some(k) = self.pair.iter().position(|&p| p == i) {
             self.round[k] = Some(seconds);
+            self.ahead.get_or_insert(k);
         }
     }
 
     fn close_round(&mut self) {
+        let ahead = self.ahead.take();
         if let [Some(a), Some(b)] = std::mem::take(&mut self.round) {
+            // A final resumed from a file of before has no leads: it
+            // keeps none, so that they stay one per ratio or absent.
+            if self.leads.len() == self.ratios.len() {
+                self.leads.push(ahead == Some(0));
+            }
             self.ratios.push(a / b);
         }
+    }
+
+    /// For the pair's `k`-th (0 or 1): the median of its time over its
+    /// rival's in the rounds it ran first, and in those it ran second;
+    /// `None` unless both orders were paired (and a lead recorded per
+    /// ratio).
+    pub fn by_order(&self, k: usize) -> Option<[f64; 2]> {
+        if self.leads.len() != self.ratios.len() {
+            return None;
+        }
+        let side = |ahead: bool| -> Vec<f64> {
+            let both = self.ratios.iter().zip(&self.leads);
+            let own = both.filter(|(_, &lead)| lead == (ahead == (k == 0)));
+            own.map(|(&r, _)| if k == 0 { r } else { 1.0 / r })
+                .collect()
+        };
+        let (first, second) = (side(true), side(false));
+        (!first.is_empty() && !second.is_empty()).then(|| [median(&first), median(&second)])
     }
 }
 
@@ -542,6 +577,43 @@ mod tests {
             rounds < 10 + rule.final_rounds,
             "decided early: {rounds} rounds"
         );
+    }
+
+    #[test]
+    fn issue20_a_final_keeps_which_ran_first_and_splits_its_ratios_by_order() {
+        let rule = Rule {
+            eliminate: false,
+            ..Rule::default()
+        };
+        let mut race = Race::under(2, &rule);
+        // The two are equal, but a round's first call costs 20% more;
+        // 0 runs first in even rounds.
+        for r in 0..20 {
+            let order = if r % 2 == 0 { [0, 1] } else { [1, 0] };
+            for (k, &i) in order.iter().enumerate() {
+                race.add(i, if k == 0 { 1.2 } else { 1.0 });
+            }
+            race.close_round(&rule);
+        }
+        let last = race.last.as_ref().expect("a duel");
+        assert_eq!(last.leads.len(), 20);
+        let near = |got: Option<[f64; 2]>, want: [f64; 2]| {
+            let got = got.expect("both orders paired");
+            assert!((0..2).all(|k| (got[k] - want[k]).abs() < 1e-12), "{got:?}");
+        };
+        near(last.by_order(0), [1.2, 1.0 / 1.2]);
+        near(last.by_order(1), [1.2, 1.0 / 1.2]);
+        // A final saved before leads were kept has ratios and no leads,
+        // and keeps none when it goes on.
+        let mut old = race.clone();
+        let last = old.last.as_mut().expect("a duel");
+        last.leads.clear();
+        old.add(0, 1.0);
+        old.add(1, 1.0);
+        old.close_round(&rule);
+        let last = old.last.as_ref().expect("a duel");
+        assert_eq!((last.ratios.len(), last.leads.len()), (21, 0));
+        assert_eq!(last.by_order(0), None);
     }
 
     #[test]
