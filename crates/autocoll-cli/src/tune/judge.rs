@@ -210,12 +210,24 @@ fn pooled_mark(rows: &[&Row]) -> Option<Mark> {
 
 /// Of two pooled rows paired with each other, the one behind by the
 /// median job's paired ratio is out: the duel's winner is the one ahead
-/// round by round, as in a race's final.
+/// round by round, as in a race's final. Each side's median job is its
+/// own, so in a dead heat both can come out a hair above 1 (1.000002 and
+/// 1.000125): the one with the larger ratio is behind, and the other
+/// stays the duel's winner.
 fn decide_paired(rows: &mut [Row]) {
+    let paired = |r: &Row| r.race.as_ref().and_then(|m| m.paired.clone());
     let behind: Vec<usize> = (0..rows.len())
         .filter(|&i| {
-            let p = rows[i].race.as_ref().and_then(|m| m.paired.as_ref());
-            p.is_some_and(|p| p.ratio > 1.0 && rows.iter().any(|r| r.imp == p.against))
+            let Some(p) = paired(&rows[i]) else {
+                return false;
+            };
+            let Some(rival) = rows.iter().find(|r| r.imp == p.against) else {
+                return false;
+            };
+            match paired(rival).filter(|q| q.against == rows[i].imp) {
+                Some(q) => p.ratio > q.ratio,
+                None => p.ratio > 1.0,
+            }
         })
         .collect();
     for i in behind {
@@ -428,7 +440,7 @@ mod tests {
     /// within 2%.
     #[allow(clippy::type_complexity)]
     #[rustfmt::skip]
-    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 53] = [
+    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 65] = [
         ("tcp-n2-heap", "tcp-n2-heap-race", "tcp-n2-heap-exhaustive", 1, 3, 3, 0),
         ("tcp-n4-heap", "tcp-n4-heap-race", "tcp-n4-heap-exhaustive", 1, 5, 4, 0),
         ("tcp-final", "tcp-final-race", "tcp-final-exhaustive", 1, 8, 6, 0),
@@ -489,6 +501,18 @@ mod tests {
         ("tcp-jobs-j", "tcp-jobs-j", BOUND, 9, 7, 2, 3),
         ("tcp-jobs-k", "tcp-jobs-k", BOUND, 9, 6, 4, 1),
         ("tcp-jobs-l", "tcp-jobs-l", BOUND, 9, 8, 4, 3),
+        ("tcp-quiet-a", "tcp-quiet-a", BOUND, 9, 7, 4, 1),
+        ("tcp-quiet-b", "tcp-quiet-b", BOUND, 9, 6, 6, 0),
+        ("tcp-quiet-c", "tcp-quiet-c", BOUND, 9, 7, 5, 0),
+        ("tcp-quiet-d", "tcp-quiet-d", BOUND, 9, 9, 7, 0),
+        ("tcp-quiet-e", "tcp-quiet-e", BOUND, 9, 6, 4, 2),
+        ("tcp-quiet-f", "tcp-quiet-f", BOUND, 9, 5, 2, 1),
+        ("tcp-quiet-g", "tcp-quiet-g", BOUND, 9, 8, 6, 1),
+        ("tcp-quiet-h", "tcp-quiet-h", BOUND, 9, 6, 5, 1),
+        ("tcp-quiet-i", "tcp-quiet-i", BOUND, 9, 6, 5, 0),
+        ("tcp-quiet-j", "tcp-quiet-j", BOUND, 9, 7, 4, 2),
+        ("tcp-quiet-k", "tcp-quiet-k", BOUND, 9, 7, 5, 0),
+        ("tcp-quiet-l", "tcp-quiet-l", BOUND, 9, 7, 4, 1),
     ];
 
     /// The reference of the tcp-spin runs and of those after them.
@@ -644,6 +668,36 @@ mod tests {
         assert!(mark.live && mark.paired.is_none());
         let judged = &judge(&[row("bcast:chain", 0.5, 0.5, 0.5)], &all, 0.02)[0];
         assert_eq!(judged.agreement, Agreement::Same, "by the medians");
+    }
+
+    #[test]
+    fn issue20_a_duel_in_a_dead_heat_keeps_a_winner() {
+        // Recorded (bcast, 2 ranks, 64K, flat:seg=32K against
+        // flat:seg=128K, nine jobs): each side's median job had it a hair
+        // behind, 1.000002 and 1.000125, and the duel was left without a
+        // winner, the race's pick judged as a miss.
+        let job = |paired: f64, back: f64| {
+            vec![
+                duel_row("bcast:chain", 1.0, "bcast:binary", paired),
+                duel_row("bcast:binary", 1.0, "bcast:chain", back),
+            ]
+        };
+        let jobs = [
+            job(0.992, 1.008),
+            job(1.000_002, 1.000_125),
+            job(1.012, 0.988),
+        ];
+        let all = pooled(&jobs);
+        let live = |imp: &str| {
+            let row = all.iter().find(|r| r.imp == imp).unwrap();
+            row.race.as_ref().unwrap().live
+        };
+        assert!(live("bcast:chain"), "the smaller ratio wins");
+        assert!(!live("bcast:binary"));
+        let mine = [row("bcast:chain", 0.5, 0.5, 0.5)];
+        assert_eq!(judge(&mine, &all, 0.02)[0].agreement, Agreement::Same);
+        let mine = [row("bcast:binary", 0.5, 0.5, 0.5)];
+        assert_eq!(judge(&mine, &all, 0.02)[0].agreement, Agreement::Within);
     }
 
     #[test]
