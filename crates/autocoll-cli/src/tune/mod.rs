@@ -827,7 +827,8 @@ fn as_rank(
         saved,
         stop,
         quiet: a.final_of.is_some(),
-        per_job: match a.point.is_some() && a.final_of.is_none() && !a.exhaustive {
+        // Race::hand_over never hands over without elimination.
+        per_job: match a.point.is_some() && a.final_of.is_none() {
             true => a.rounds_per_job,
             false => 0,
         },

@@ -202,7 +202,6 @@ pub fn run(
             .map(|i| whole[i].clone())
             .collect();
         let heat = heat.as_slice();
-        let mut method = s.method;
         let fallback = found.fallback(s.method);
         // A race that fell back in an earlier job goes on with the
         // fallback (every rank reads the same saved races).
@@ -210,17 +209,13 @@ pub fn run(
             && s.saved.iter().any(|saved| {
                 saved.method == Some(fallback) && saved.races(heat, comm.size(), fallback)
             });
-        let mut raced = match fell_back {
-            true => None,
-            false => race_one(comm, s, &opts, heat, method, k as u64 + 1, round)?,
-        };
+        let mut method = if fell_back { fallback } else { s.method };
+        let mut raced = race_one(comm, s, &opts, heat, method, k as u64 + 1, round)?;
         let short = raced
             .as_ref()
             .is_some_and(|r| r.race.ending == Some(Ending::Unmeasured));
-        if fell_back {
-            method = fallback;
-            raced = race_one(comm, s, &opts, heat, method, k as u64 + 1, round)?;
-        } else if measure::agree(comm, short)? {
+        // `fell_back` is alike on every rank, so all skip the agreement.
+        if !fell_back && measure::agree(comm, short)? {
             method = fallback;
             if comm.rank() == 0 {
                 bench::note(&format!(
