@@ -6,7 +6,9 @@
 //! `L + 2o + bytes·G`: the slope through the large sizes gives `G`, and
 //! the smallest size then `L + 2o`. One message cannot tell `L`
 //! from `o`; the fit gives each `o` a quarter of the intercept and `L`
-//! the half left, and says so.
+//! the half left, and says so. Rows of `allreduce:recursive-doubling`
+//! are exchanges (a message each way at once): how much longer they take
+//! than one way, per byte, is the model's `both_ways`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -28,7 +30,8 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 enum What {
     /// Fit a model to 2-rank `bench --json` results (sizes from a few
-    /// bytes to the bandwidth's regime) and write it as TOML.
+    /// bytes to the bandwidth's regime; with `allreduce:recursive-doubling`
+    /// rows, exchanges both ways at once) and write it as TOML.
     Fit {
         /// bench JSON files; their 2-rank rows are used.
         #[arg(required = true)]
@@ -69,12 +72,18 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             switch_ratio,
             out,
         } => {
-            let (mut apart, mut together) = (Vec::new(), Vec::new());
+            let (mut apart, mut together, mut both) = (Vec::new(), Vec::new(), Vec::new());
             for path in &json {
                 let (hosts, rows) = read_run(path)?;
-                match hosts.len() == 2 && hosts[0] == hosts[1] {
-                    true => together.extend(rows),
-                    false => apart.extend(rows),
+                let one_host = hosts.len() == 2 && hosts[0] == hosts[1];
+                for row in rows {
+                    match (row.imp == EXCHANGE, one_host) {
+                        (true, false) => both.push(row),
+                        // An exchange within a host has no link either way.
+                        (true, true) => {}
+                        (false, true) => together.push(row),
+                        (false, false) => apart.push(row),
+                    }
                 }
             }
             let (intercept, slope, n) = line(&apart).map_err(Failure::Usage)?;
@@ -110,6 +119,19 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
                     "no two-rank run on one host: ranks of one host keep the default {:.1} µs and {:.3} ns a byte",
                     model.local_latency_ns * 1e-3,
                     model.local_ns_per_byte
+                ),
+            }
+            match both_ways(&both, intercept, slope) {
+                Some((share, n)) => {
+                    model.both_ways = share;
+                    say!(
+                        "fitted to {n} exchanges on two hosts: a link carrying data while the other way does is {:.1}% slower",
+                        share * 100.0
+                    );
+                }
+                None => say!(
+                    "no exchange ({EXCHANGE}, 2 ranks on two hosts, 16 KiB or more): both ways keep the default {:.1}%",
+                    model.both_ways * 100.0
                 ),
             }
             model.check().map_err(Failure::Usage)?;
@@ -178,6 +200,31 @@ fn line(rows: &[Row]) -> Result<(f64, f64, usize), String> {
 
 /// Where the bandwidth's regime starts.
 const LARGE: f64 = 16384.0;
+
+/// The implementation whose 2-rank calls are one exchange: each rank
+/// sends its whole buffer to the other at once.
+const EXCHANGE: &str = "allreduce:recursive-doubling";
+
+/// How much longer than one way (`intercept + slope·bytes`) the 2-rank
+/// exchanges `rows` took, per byte of one way: the median over their
+/// sizes of 16 KiB and more, never below 0; with the number of rows.
+/// The sum each rank computes is in it (at 1 MiB a few hundred µs of
+/// the 90 ms a 100 Mbit/s link takes).
+fn both_ways(rows: &[Row], intercept: f64, slope: f64) -> Option<(f64, usize)> {
+    let mut shares: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.ranks == 2 && r.bytes as f64 >= LARGE && r.median_s.is_finite())
+        .map(|r| {
+            let one_way = intercept + slope * r.bytes as f64;
+            (r.median_s * 1e9 - one_way) / (slope * r.bytes as f64)
+        })
+        .collect();
+    if shares.is_empty() || slope <= 0.0 {
+        return None;
+    }
+    shares.sort_by(f64::total_cmp);
+    Some((shares[shares.len() / 2].max(0.0), shares.len()))
+}
 
 /// The least-squares slope through `points`, when they span two sizes.
 fn slope(points: &[(f64, f64)]) -> Option<f64> {
@@ -370,6 +417,38 @@ mod tests {
         assert!((intercept - 30e3).abs() < 1.0, "{intercept}");
         assert!((slope - 80.0).abs() < 1e-6, "{slope}");
         assert!(line(&rows[..1]).unwrap_err().contains("found 1 point"));
+    }
+
+    #[test]
+    fn issue20_exchanges_fit_how_much_slower_a_link_is_both_ways() {
+        // One way 30 µs + 80 ns a byte; exchanges 6%, 8% and 7% more per
+        // byte; a 1 KiB exchange (below the bandwidth's regime) and a
+        // 4-rank row are left out.
+        let exchange = |ranks, bytes: usize, share: f64| {
+            let mut r = row(
+                ranks,
+                bytes,
+                (30e3 + 80.0 * (1.0 + share) * bytes as f64) * 1e-9,
+            );
+            r.imp = EXCHANGE.into();
+            r
+        };
+        let rows = [
+            exchange(2, 16384, 0.06),
+            exchange(2, 65536, 0.08),
+            exchange(2, 1 << 20, 0.07),
+            exchange(2, 1024, 0.5),
+            exchange(4, 1 << 20, 0.5),
+        ];
+        let (share, n) = both_ways(&rows, 30e3, 80.0).unwrap();
+        assert_eq!(n, 3);
+        assert!((share - 0.07).abs() < 1e-9, "{share}");
+        assert_eq!(both_ways(&rows[3..], 30e3, 80.0), None);
+        // An exchange no slower than one way is not made faster.
+        assert_eq!(
+            both_ways(&[exchange(2, 65536, -0.05)], 30e3, 80.0),
+            Some((0.0, 1))
+        );
     }
 
     #[test]

@@ -83,10 +83,34 @@ fn issue20_a_model_fitted_to_two_rank_runs_predicts_them_back() {
         );
     };
     bench(None, &runs);
+    // Exchanges both ways at once on the default model: the fit finds
+    // how much slower its links are both ways.
+    let exchanges = dir.join("x2.json");
+    succeeded(
+        autocoll()
+            .args([
+                "bench",
+                "--transport",
+                "sim",
+                "-n",
+                "2",
+                "--op",
+                "allreduce",
+            ])
+            .args([
+                "--impl",
+                "allreduce:recursive-doubling",
+                "--bytes",
+                "16K,64K,256K",
+            ])
+            .args(["--method", "truth", "--json"])
+            .arg(&exchanges),
+    );
     let out = succeeded(
         autocoll()
             .args(["sim", "fit"])
             .arg(&runs)
+            .arg(&exchanges)
             .arg("--out")
             .arg(&model),
     );
@@ -95,6 +119,13 @@ fn issue20_a_model_fitted_to_two_rank_runs_predicts_them_back() {
         stdout.contains("fitted to 4 two-rank points on two hosts"),
         "{stdout}"
     );
+    assert!(
+        stdout.contains("fitted to 3 exchanges on two hosts"),
+        "{stdout}"
+    );
+    let fitted = autocoll::sim::Model::load(&model).unwrap();
+    let both_ways = autocoll::sim::Model::default().both_ways;
+    assert!((fitted.both_ways - both_ways).abs() < 0.01, "{fitted:?}");
     bench(Some(&model), &predicted);
     let out = autocoll()
         .args(["sim", "compare"])

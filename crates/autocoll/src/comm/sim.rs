@@ -15,9 +15,11 @@
 //!   has a link to its switch (up and down, `host_ns_per_byte`), switches
 //!   of `hosts_per_switch` hosts have one to the top switch
 //!   (`switch_ns_per_byte`), and a message crosses every link on its way,
-//!   sharing each equally with the other connections that have a message
-//!   on it at the same virtual time (as TCP's connections share a
-//!   bottleneck);
+//!   taking turns at each with the other connections that have a message
+//!   on it at the same virtual time, a window (`window_bytes`) at a time
+//!   (as TCP's connections put a window of packets at a time into a
+//!   link's queue), and `both_ways` slower while the link the other way
+//!   carries data too (acknowledgements queue behind that data);
 //! - ranks of one host exchange through memory (`local_*`).
 //!
 //! Sharing a link with every message that crosses it at the same virtual
@@ -32,8 +34,8 @@
 //! processor time on this machine, times `cpu_scale` (0 leaves it out:
 //! then every repetition is the same); the simulator's own work does not
 //! count. Not modelled: ranks competing for a core, TCP's congestion
-//! control and slow start, its acknowledgements, a receive buffer that
-//! fills.
+//! control and slow start (the window does not grow), a receive buffer
+//! that fills.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::Path;
@@ -75,6 +77,14 @@ pub struct Model {
     /// How much of the thread's processor time between messages counts
     /// (1: as this machine spends it; 0: none).
     pub cpu_scale: f64,
+    /// Bytes a connection sends on a shared link before the next one has
+    /// its turn (TCP's window); 0 shares every link evenly byte by byte.
+    pub window_bytes: f64,
+    /// How much slower a link carries data while the link the other way
+    /// (between the same host or switch and the next) carries data too:
+    /// each direction's acknowledgements queue behind the other's data
+    /// (0.07: 7% slower).
+    pub both_ways: f64,
 }
 
 /// The emulated cluster `clusters/star8-100m.toml` as `autocoll sim fit`
@@ -94,6 +104,8 @@ impl Default for Model {
             hosts_per_switch: 0,
             switch_ns_per_byte: 84.235,
             cpu_scale: 1.0,
+            window_bytes: WINDOW_BYTES,
+            both_ways: BOTH_WAYS,
         }
     }
 }
@@ -111,7 +123,7 @@ impl Model {
 
     /// Refuses a model that cannot describe a machine.
     pub fn check(&self) -> std::result::Result<(), String> {
-        let times = [
+        let numbers = [
             ("latency_ns", self.latency_ns),
             ("overhead_ns", self.overhead_ns),
             ("gap_ns", self.gap_ns),
@@ -120,9 +132,11 @@ impl Model {
             ("local_ns_per_byte", self.local_ns_per_byte),
             ("switch_ns_per_byte", self.switch_ns_per_byte),
             ("cpu_scale", self.cpu_scale),
+            ("window_bytes", self.window_bytes),
+            ("both_ways", self.both_ways),
         ];
-        if let Some((name, v)) = times.iter().find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
-            return Err(format!("{name} = {v}: a time must be a number ≥ 0"));
+        if let Some((name, v)) = numbers.iter().find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
+            return Err(format!("{name} = {v}: must be a number ≥ 0"));
         }
         if self.ranks_per_host == 0 {
             return Err("ranks_per_host = 0: a host runs at least one rank".into());
@@ -162,6 +176,15 @@ impl Model {
     }
 }
 
+/// TCP's initial window (RFC 6928: ten segments of 1460 bytes): a
+/// connection puts this much on its host's link before it waits for
+/// acknowledgements.
+const WINDOW_BYTES: f64 = 14_600.0;
+
+/// How much slower star8's links carried a 2-rank exchange than one way
+/// (docs/sim.md).
+const BOTH_WAYS: f64 = 0.07;
+
 /// A message's turn on a link: what is left of its time alone there.
 struct Job {
     msg: u64,
@@ -169,30 +192,52 @@ struct Job {
 }
 
 /// A link played on in virtual time: its flows (one per connection,
-/// whose messages cross in order) share it equally, as TCP's connections
-/// share a bottleneck; `now` is how far it has been played.
+/// whose messages cross in order) take turns, each a window's time alone
+/// on it at a time, as TCP's connections take turns at a link's queue a
+/// window of packets at a time; with no window they share it evenly;
+/// `now` is how far it has been played.
 #[derive(Default)]
 struct Link {
     now: f64,
     flows: Vec<((usize, usize), VecDeque<Job>)>,
     /// Its entry in the scheduler's queue of next ends.
     queued: Option<u64>,
+    /// A window's time alone on the link (0: an even share).
+    window: f64,
+    /// The flow whose turn it is, and what is left of its window.
+    turn: usize,
+    turn_left: f64,
+    /// Time per unit of a message's time alone here: above 1 while the
+    /// link the other way carries data too.
+    slow: f64,
 }
 
 /// Less than this much of a message's time is taken to be nothing left.
 const SLACK_NS: f64 = 1e-3;
 
 impl Link {
+    fn new(window: f64) -> Link {
+        Link {
+            window,
+            turn_left: window,
+            slow: 1.0,
+            ..Link::default()
+        }
+    }
+
     /// Plays the link on to `to`, pushing the messages whose last byte
     /// crossed, with when.
     fn advance(&mut self, to: f64, done: &mut Vec<(u64, f64)>) {
+        if self.window > 0.0 {
+            return self.take_turns(to, done);
+        }
         loop {
             self.flows.retain(|(_, q)| !q.is_empty());
             let Some(least) = self.least() else {
                 self.now = self.now.max(to);
                 return;
             };
-            let n = self.flows.len() as f64;
+            let n = self.flows.len() as f64 * self.slow;
             // Within a rounding error of `to` counts as through by then
             // (far into a run, a nanosecond's millionth is below f64's
             // resolution of the clock).
@@ -215,6 +260,45 @@ impl Link {
         }
     }
 
+    /// [`Link::advance`] with turns: the flow whose turn it is crosses
+    /// alone until its window or its messages run out, then the next.
+    fn take_turns(&mut self, to: f64, done: &mut Vec<(u64, f64)>) {
+        loop {
+            if self.flows.is_empty() {
+                (self.turn, self.turn_left) = (0, self.window);
+                self.now = self.now.max(to);
+                return;
+            }
+            if self.turn >= self.flows.len() {
+                (self.turn, self.turn_left) = (0, self.window);
+            }
+            let queue = &mut self.flows[self.turn].1;
+            let chunk = queue[0].left.min(self.turn_left);
+            if self.now + chunk * self.slow > to + SLACK_NS {
+                let step = (to - self.now).max(0.0);
+                let work = step / self.slow;
+                (self.now, queue[0].left, self.turn_left) =
+                    (self.now + step, queue[0].left - work, self.turn_left - work);
+                return;
+            }
+            self.now += chunk * self.slow;
+            queue[0].left -= chunk;
+            self.turn_left -= chunk;
+            if queue[0].left <= SLACK_NS {
+                done.push((queue[0].msg, self.now));
+                queue.pop_front();
+            }
+            if queue.is_empty() {
+                // The next flow moves up to this turn.
+                self.flows.remove(self.turn);
+                self.turn_left = self.window;
+            } else if self.turn_left <= SLACK_NS {
+                self.turn += 1;
+                self.turn_left = self.window;
+            }
+        }
+    }
+
     /// The least time alone left to a flow's first message.
     fn least(&self) -> Option<f64> {
         self.flows.iter().map(|(_, q)| q[0].left).reduce(f64::min)
@@ -222,7 +306,34 @@ impl Link {
 
     /// When the next message ends if nothing else comes.
     fn next_end(&self) -> Option<f64> {
-        self.least().map(|l| self.now + l * self.flows.len() as f64)
+        if self.window <= 0.0 {
+            let n = self.flows.len() as f64 * self.slow;
+            return self.least().map(|l| self.now + l * n);
+        }
+        // The turns played on, on the flows' first messages, until one ends.
+        let mut left: Vec<f64> = self.flows.iter().map(|(_, q)| q[0].left).collect();
+        let (mut t, mut turn, mut window) = (self.now, self.turn, self.turn_left);
+        while !left.is_empty() {
+            if turn >= left.len() {
+                (turn, window) = (0, self.window);
+            }
+            let chunk = left[turn].min(window);
+            t += chunk * self.slow;
+            left[turn] -= chunk;
+            window -= chunk;
+            if left[turn] <= SLACK_NS {
+                return Some(t);
+            }
+            if window <= SLACK_NS {
+                (turn, window) = (turn + 1, self.window);
+            }
+        }
+        None
+    }
+
+    /// Whether a message is on it.
+    fn busy(&self) -> bool {
+        self.flows.iter().any(|(_, q)| !q.is_empty())
     }
 
     fn add(&mut self, flow: (usize, usize), job: Job) {
@@ -349,7 +460,13 @@ impl Machine {
         let switches = model.switch(hosts.saturating_sub(1)) + 1;
         let state = State {
             links: (0..2 * (hosts + switches))
-                .map(|_| Link::default())
+                .map(|l| {
+                    let per_byte = match l < 2 * hosts {
+                        true => model.host_ns_per_byte,
+                        false => model.switch_ns_per_byte,
+                    };
+                    Link::new(model.window_bytes * per_byte)
+                })
                 .collect(),
             ranks: vec![Rank::Running(0); ranks],
             running: (0..ranks).map(|r| (0, r)).collect(),
@@ -437,6 +554,7 @@ impl Machine {
                 return;
             }
             let mut done = Vec::new();
+            let mut touched = Vec::new();
             while let Some(entry) = st.bursts.first_entry() {
                 let ready = entry.key().0;
                 if ready as f64 > at {
@@ -454,6 +572,7 @@ impl Machine {
                             },
                         );
                         st.requeue(link);
+                        touched.push(link);
                     }
                 }
             }
@@ -465,13 +584,45 @@ impl Machine {
                 .take_while(|&&(bits, _)| f64::from_bits(bits) <= at + SLACK_NS)
                 .map(|&(_, link)| link)
                 .collect();
-            for link in through {
+            for &link in &through {
                 st.links[link].advance(at, &mut done);
                 st.requeue(link);
             }
+            touched.extend(through);
+            self.both_ways(st, at, touched, &mut done);
             st.played = st.played.max(at as u64);
             st.events += 1;
             self.hand_through(st, local, done);
+        }
+    }
+
+    /// Sets the pace of the links the other way from `touched` (changed at
+    /// `at`): slower while both directions carry data.
+    fn both_ways(
+        &self,
+        st: &mut State,
+        at: f64,
+        mut touched: Vec<usize>,
+        done: &mut Vec<(u64, f64)>,
+    ) {
+        if self.model.both_ways == 0.0 {
+            return;
+        }
+        while let Some(link) = touched.pop() {
+            let other = link ^ 1;
+            let slow = match st.links[link].busy() {
+                true => 1.0 + self.model.both_ways,
+                false => 1.0,
+            };
+            if st.links[other].slow != slow {
+                let before = st.links[other].busy();
+                st.links[other].advance(at, done);
+                st.links[other].slow = slow;
+                st.requeue(other);
+                if st.links[other].busy() != before {
+                    touched.push(other);
+                }
+            }
         }
     }
 

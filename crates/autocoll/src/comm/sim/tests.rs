@@ -6,7 +6,8 @@ use crate::clock::now_ns;
 use crate::Implementation;
 use std::time::Duration;
 
-/// One rank per host, 1 µs latency, 100 ns overhead, 10 ns a byte.
+/// One rank per host, 1 µs latency, 100 ns overhead, 10 ns a byte; links
+/// shared evenly, each direction on its own.
 fn model() -> Model {
     Model {
         latency_ns: 1_000.0,
@@ -19,6 +20,8 @@ fn model() -> Model {
         hosts_per_switch: 0,
         switch_ns_per_byte: 0.0,
         cpu_scale: 0.0,
+        window_bytes: 0.0,
+        both_ways: 0.0,
     }
 }
 
@@ -67,6 +70,47 @@ fn a_short_message_sent_with_a_long_one_ends_first() {
     });
     assert_eq!(t[1], 100 + 20_000 + 1_000 + 100);
     assert_eq!(t[2], 100 + 40_000 + 1_000 + 100);
+}
+
+#[test]
+fn issue20_connections_take_turns_at_a_link_a_window_at_a_time() {
+    // Two messages of 2000 bytes (20 µs alone) from one burst, windows of
+    // 1000 bytes: the first crosses 0-10 and 20-30 µs after the burst
+    // leaves, the second 10-20 and 30-40. Shared evenly, both end at 40.
+    let m = Model {
+        window_bytes: 1000.0,
+        ..model()
+    };
+    let t = times(3, &m, |comm| match comm.rank() {
+        0 => (1..3).for_each(|d| comm.send_bytes(d, 7, Bytes::from(vec![0u8; 2000])).unwrap()),
+        _ => drop(comm.recv_bytes(0, 7).unwrap()),
+    });
+    assert_eq!(
+        t[1..],
+        [100 + 30_000 + 1_000 + 100, 100 + 40_000 + 1_000 + 100]
+    );
+}
+
+#[test]
+fn issue20_a_link_is_slower_while_the_other_way_carries_data() {
+    // An exchange of 1000 bytes (10 µs alone) with both ways 50% slower:
+    // each direction's links take 15 µs; one way alone keeps 10.
+    let m = Model {
+        both_ways: 0.5,
+        ..model()
+    };
+    let exchange = times(2, &m, |comm| {
+        let peer = 1 - comm.rank();
+        comm.send_bytes(peer, 7, Bytes::from(vec![0u8; 1000]))
+            .unwrap();
+        drop(comm.recv_bytes(peer, 7).unwrap());
+    });
+    assert_eq!(exchange, [100 + 15_000 + 1_000 + 100; 2]);
+    let one_way = times(2, &m, |comm| match comm.rank() {
+        0 => comm.send_bytes(1, 7, Bytes::from(vec![0u8; 1000])).unwrap(),
+        _ => drop(comm.recv_bytes(0, 7).unwrap()),
+    });
+    assert_eq!(one_way[1], 100 + 10_000 + 1_000 + 100);
 }
 
 #[test]
