@@ -196,7 +196,6 @@ struct Job {
 /// on it at a time, as TCP's connections take turns at a link's queue a
 /// window of packets at a time; with no window they share it evenly;
 /// `now` is how far it has been played.
-#[derive(Default)]
 struct Link {
     now: f64,
     flows: Vec<((usize, usize), VecDeque<Job>)>,
@@ -218,10 +217,13 @@ const SLACK_NS: f64 = 1e-3;
 impl Link {
     fn new(window: f64) -> Link {
         Link {
+            now: 0.0,
+            flows: Vec::new(),
+            queued: None,
             window,
+            turn: 0,
             turn_left: window,
             slow: 1.0,
-            ..Link::default()
         }
     }
 
@@ -237,19 +239,20 @@ impl Link {
                 self.now = self.now.max(to);
                 return;
             };
-            let n = self.flows.len() as f64 * self.slow;
+            // Each flow's time per unit of its time alone.
+            let pace = self.flows.len() as f64 * self.slow;
             // Within a rounding error of `to` counts as through by then
             // (far into a run, a nanosecond's millionth is below f64's
             // resolution of the clock).
-            if self.now + least * n > to + SLACK_NS {
+            if self.now + least * pace > to + SLACK_NS {
                 let step = (to - self.now).max(0.0);
                 self.now += step;
                 self.flows
                     .iter_mut()
-                    .for_each(|(_, q)| q[0].left -= step / n);
+                    .for_each(|(_, q)| q[0].left -= step / pace);
                 return;
             }
-            self.now += least * n;
+            self.now += least * pace;
             for (_, queue) in &mut self.flows {
                 queue[0].left -= least;
                 if queue[0].left <= SLACK_NS {
@@ -307,8 +310,8 @@ impl Link {
     /// When the next message ends if nothing else comes.
     fn next_end(&self) -> Option<f64> {
         if self.window <= 0.0 {
-            let n = self.flows.len() as f64 * self.slow;
-            return self.least().map(|l| self.now + l * n);
+            let pace = self.flows.len() as f64 * self.slow;
+            return self.least().map(|l| self.now + l * pace);
         }
         // The turns played on, on the flows' first messages, until one ends.
         let mut left: Vec<f64> = self.flows.iter().map(|(_, q)| q[0].left).collect();
