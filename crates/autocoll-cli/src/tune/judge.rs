@@ -411,7 +411,8 @@ mod tests {
         // their finals settled in nine jobs; and those of the history's
         // trials, of settles stopping once decided, and of settling jobs
         // that fell back run again; then with crowded ranks bound, and
-        // with a point's race in jobs of a few rounds (the default).
+        // with a point's race in jobs of a few rounds (the default); then
+        // on a second machine, with drops resting on most jobs.
         for (stem, judged, reference, jobs, apart, won, within) in DUELLED {
             let (verdict, rows) = recorded(
                 &format!("{judged}.partial.json"),
@@ -440,7 +441,7 @@ mod tests {
     /// within 2%.
     #[allow(clippy::type_complexity)]
     #[rustfmt::skip]
-    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 65] = [
+    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 69] = [
         ("tcp-n2-heap", "tcp-n2-heap-race", "tcp-n2-heap-exhaustive", 1, 3, 3, 0),
         ("tcp-n4-heap", "tcp-n4-heap-race", "tcp-n4-heap-exhaustive", 1, 5, 4, 0),
         ("tcp-final", "tcp-final-race", "tcp-final-exhaustive", 1, 8, 6, 0),
@@ -513,6 +514,12 @@ mod tests {
         ("tcp-quiet-j", "tcp-quiet-j", BOUND, 9, 7, 4, 2),
         ("tcp-quiet-k", "tcp-quiet-k", BOUND, 9, 7, 5, 0),
         ("tcp-quiet-l", "tcp-quiet-l", BOUND, 9, 7, 4, 1),
+        // Another machine, its own reference; drops resting on most jobs
+        // and, for comparison, on pooled figures, one after the other.
+        ("tcp-epyc-jobs-a", "tcp-epyc-jobs-a", EPYC, 9, 9, 2, 1),
+        ("tcp-epyc-pooled-a", "tcp-epyc-pooled-a", EPYC, 9, 9, 3, 0),
+        ("tcp-epyc-jobs-b", "tcp-epyc-jobs-b", EPYC, 9, 7, 3, 1),
+        ("tcp-epyc-pooled-b", "tcp-epyc-pooled-b", EPYC, 9, 7, 4, 2),
     ];
 
     /// The reference of the tcp-spin runs and of those after them.
@@ -520,6 +527,9 @@ mod tests {
 
     /// The reference of the runs with crowded ranks bound to cores.
     const BOUND: &str = "tcp-bound-exhaustive";
+
+    /// The reference measured on the second machine (AMD EPYC, 2 cores).
+    const EPYC: &str = "tcp-epyc-exhaustive";
 
     /// A recorded duel's rows: its one file, or its jobs' pooled.
     fn duelled(duel: &str, jobs: usize) -> Vec<Row> {

@@ -396,7 +396,7 @@ pub fn race_points(
     let mut race = from
         .filter(|r| r.reps.len() == n)
         .unwrap_or_else(|| Race::under(n, rule));
-    race.jobs += 1;
+    race.begin_job();
     // The warm-ups' order must be alike on every rank; the rounds' is the
     // leader's, shared.
     let mut order: Vec<usize> = (0..n).collect();
