@@ -16,12 +16,13 @@
 //! median) interval is dropped, if it is also behind the best in most of
 //! the jobs that measured both (a race measured in jobs of a few rounds:
 //! its median in each job over the best's in that job; one job, or none
-//! on record, leaves the interval alone to decide). The race is decided when one candidate is
-//! left, or when every live candidate has `min_reps` and the best's upper
-//! bound lies within `tolerance` of every other's lower bound (none can be
-//! more than the tolerance faster), or after `max_reps` rounds, every live
-//! candidate tried once a round (undecided: the lowest median wins, and
-//! the point says so; a method that discards calls may have kept fewer).
+//! on record, leaves the interval alone to decide). The race is decided
+//! when one candidate is left, or when every live candidate has
+//! `min_reps` and the best's upper bound lies within `tolerance` of every
+//! other's lower bound (none can be more than the tolerance faster), or
+//! after `max_reps` rounds, every live candidate tried once a round
+//! (undecided: the lowest median wins, and the point says so; a method
+//! that discards calls may have kept fewer).
 //! Rounds running out with several candidates left call a *final*: the
 //! two with the lowest medians race on alone for up to `final_rounds`
 //! more rounds, judged by the ratio of their times within each round (a
