@@ -165,14 +165,24 @@ impl Model {
     /// `b`'s down. Links are numbered hosts first (2h up, 2h+1 down), then
     /// switches.
     fn path(&self, a: usize, b: usize, hosts: usize) -> Vec<(usize, f64)> {
-        let mut links = vec![(2 * a, self.host_ns_per_byte)];
+        let link = |l: usize| (l, self.per_byte(l, hosts));
+        let mut links = vec![link(2 * a)];
         let (sa, sb) = (self.switch(a), self.switch(b));
         if sa != sb {
-            links.push((2 * hosts + 2 * sa, self.switch_ns_per_byte));
-            links.push((2 * hosts + 2 * sb + 1, self.switch_ns_per_byte));
+            links.push(link(2 * hosts + 2 * sa));
+            links.push(link(2 * hosts + 2 * sb + 1));
         }
-        links.push((2 * b + 1, self.host_ns_per_byte));
+        links.push(link(2 * b + 1));
         links
+    }
+
+    /// The cost per byte of link `link` (numbered as in [`Model::path`])
+    /// of a machine of `hosts` hosts.
+    fn per_byte(&self, link: usize, hosts: usize) -> f64 {
+        match link < 2 * hosts {
+            true => self.host_ns_per_byte,
+            false => self.switch_ns_per_byte,
+        }
     }
 }
 
@@ -463,13 +473,7 @@ impl Machine {
         let switches = model.switch(hosts.saturating_sub(1)) + 1;
         let state = State {
             links: (0..2 * (hosts + switches))
-                .map(|l| {
-                    let per_byte = match l < 2 * hosts {
-                        true => model.host_ns_per_byte,
-                        false => model.switch_ns_per_byte,
-                    };
-                    Link::new(model.window_bytes * per_byte)
-                })
+                .map(|l| Link::new(model.window_bytes * model.per_byte(l, hosts)))
                 .collect(),
             ranks: vec![Rank::Running(0); ranks],
             running: (0..ranks).map(|r| (0, r)).collect(),

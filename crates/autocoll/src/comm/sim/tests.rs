@@ -33,12 +33,23 @@ fn times(n: usize, model: &Model, body: impl Fn(&mut Communicator) + Sync) -> Ve
     })
 }
 
+/// Rank 0 sends `sizes[d - 1]` bytes to each rank `d`, in rank order;
+/// the others receive theirs.
+fn from_root(comm: &mut Communicator, sizes: &[usize]) {
+    match comm.rank() {
+        0 => {
+            for (d, &size) in sizes.iter().enumerate() {
+                comm.send_bytes(d + 1, 7, Bytes::from(vec![0u8; size]))
+                    .unwrap();
+            }
+        }
+        _ => drop(comm.recv_bytes(0, 7).unwrap()),
+    }
+}
+
 #[test]
 fn a_message_costs_both_overheads_its_bytes_on_the_links_and_the_latency() {
-    let t = times(2, &model(), |comm| match comm.rank() {
-        0 => comm.send_bytes(1, 7, Bytes::from(vec![0u8; 1000])).unwrap(),
-        _ => drop(comm.recv_bytes(0, 7).unwrap()),
-    });
+    let t = times(2, &model(), |comm| from_root(comm, &[1000]));
     // The sender is busy o; the receiver waits for o + 1000·10 + L, then o.
     assert_eq!(t, vec![100, 100 + 10_000 + 1_000 + 100]);
 }
@@ -47,10 +58,7 @@ fn a_message_costs_both_overheads_its_bytes_on_the_links_and_the_latency() {
 fn messages_sent_together_share_the_link_and_end_together() {
     // A flat broadcast by hand: the root's three messages (10 µs each
     // alone) share its up link, as TCP's flows do, and all end at 30 µs.
-    let t = times(4, &model(), |comm| match comm.rank() {
-        0 => (1..4).for_each(|d| comm.send_bytes(d, 7, Bytes::from(vec![0u8; 1000])).unwrap()),
-        _ => drop(comm.recv_bytes(0, 7).unwrap()),
-    });
+    let t = times(4, &model(), |comm| from_root(comm, &[1000; 3]));
     assert_eq!(t[0], 300);
     for (k, &t) in t.iter().enumerate().skip(1) {
         assert_eq!(t, 100 + 3 * 10_000 + 1_000 + 100, "rank {k}");
@@ -61,13 +69,7 @@ fn messages_sent_together_share_the_link_and_end_together() {
 fn a_short_message_sent_with_a_long_one_ends_first() {
     // 1000 and 3000 bytes together: the short one has half the link
     // until it is done (20 µs), the long one then has it all.
-    let t = times(3, &model(), |comm| match comm.rank() {
-        0 => {
-            comm.send_bytes(1, 7, Bytes::from(vec![0u8; 1000])).unwrap();
-            comm.send_bytes(2, 7, Bytes::from(vec![0u8; 3000])).unwrap();
-        }
-        _ => drop(comm.recv_bytes(0, 7).unwrap()),
-    });
+    let t = times(3, &model(), |comm| from_root(comm, &[1000, 3000]));
     assert_eq!(t[1], 100 + 20_000 + 1_000 + 100);
     assert_eq!(t[2], 100 + 40_000 + 1_000 + 100);
 }
@@ -81,10 +83,7 @@ fn issue20_connections_take_turns_at_a_link_a_window_at_a_time() {
         window_bytes: 1000.0,
         ..model()
     };
-    let t = times(3, &m, |comm| match comm.rank() {
-        0 => (1..3).for_each(|d| comm.send_bytes(d, 7, Bytes::from(vec![0u8; 2000])).unwrap()),
-        _ => drop(comm.recv_bytes(0, 7).unwrap()),
-    });
+    let t = times(3, &m, |comm| from_root(comm, &[2000; 2]));
     assert_eq!(
         t[1..],
         [100 + 30_000 + 1_000 + 100, 100 + 40_000 + 1_000 + 100]
@@ -106,10 +105,7 @@ fn issue20_a_link_is_slower_while_the_other_way_carries_data() {
         drop(comm.recv_bytes(peer, 7).unwrap());
     });
     assert_eq!(exchange, [100 + 15_000 + 1_000 + 100; 2]);
-    let one_way = times(2, &m, |comm| match comm.rank() {
-        0 => comm.send_bytes(1, 7, Bytes::from(vec![0u8; 1000])).unwrap(),
-        _ => drop(comm.recv_bytes(0, 7).unwrap()),
-    });
+    let one_way = times(2, &m, |comm| from_root(comm, &[1000]));
     assert_eq!(one_way[1], 100 + 10_000 + 1_000 + 100);
 }
 
@@ -208,10 +204,7 @@ fn ranks_of_one_host_talk_through_memory() {
         ranks_per_host: 2,
         ..model()
     };
-    let t = times(2, &m, |comm| match comm.rank() {
-        0 => comm.send_bytes(1, 7, Bytes::from(vec![0u8; 1000])).unwrap(),
-        _ => drop(comm.recv_bytes(0, 7).unwrap()),
-    });
+    let t = times(2, &m, |comm| from_root(comm, &[1000]));
     assert_eq!(t[1], 100 + 50 + 1000 + 100);
 }
 
