@@ -50,6 +50,9 @@ pub struct Judged {
     pub ratio: f64,
     /// The method the other measured its winner with.
     pub method: Method,
+    /// The method this sweep measured its winner with: where it is not
+    /// the other's, the two sweeps answered different questions there.
+    pub our_method: Method,
     /// How it fares.
     pub agreement: Agreement,
 }
@@ -92,10 +95,31 @@ pub fn judge(ours: &[Row], theirs: &[Row], tolerance: f64) -> Vec<Judged> {
             theirs: best.imp.clone(),
             ratio,
             method: best.method,
+            our_method: our.method,
             agreement,
         });
     }
     out
+}
+
+impl Judged {
+    /// The method to duel the two winners with: the more trusted of the
+    /// two sweeps' there. A sweep that fell back at a point did so for all
+    /// its candidates when `truth` kept too few calls of any one of them
+    /// (of ~70, in an exhaustive sweep); where the other sweep timed its
+    /// winner with `truth`, a duel of the two asks `truth` again, and
+    /// falls back itself only if it must.
+    pub fn duel_method(&self) -> Method {
+        let trust = |m: Method| match m {
+            Method::Truth => 0,
+            Method::OlI => 1,
+            _ => 2,
+        };
+        match trust(self.our_method) < trust(self.method) {
+            true => self.our_method,
+            false => self.method,
+        }
+    }
 }
 
 /// Whether two rows' implementations send the same messages at their point.
@@ -255,7 +279,8 @@ impl Verdict {
 
     /// The points whose winners differ (neither the same nor another name
     /// for the same messages), a line each: collective, ranks, bytes, our
-    /// winner, the other's and the other's method, tab-separated.
+    /// winner, the other's and the method to duel them with
+    /// ([`Judged::duel_method`]), tab-separated.
     pub fn differing(&self) -> String {
         let apart = |j: &&Judged| !matches!(j.agreement, Agreement::Same | Agreement::Alike);
         let mut out = String::new();
@@ -266,7 +291,7 @@ impl Verdict {
                 format_bytes(*bytes),
                 j.ours,
                 j.theirs,
-                j.method
+                j.duel_method()
             );
         }
         out
@@ -315,7 +340,7 @@ impl fmt::Display for Verdict {
                 )?;
                 continue;
             }
-            writeln!(
+            write!(
                 f,
                 "  {op} on {ranks} ranks at {}: {} ({:+.1}% by the other's figures) for {}",
                 format_bytes(*bytes),
@@ -323,6 +348,10 @@ impl fmt::Display for Verdict {
                 (j.ratio - 1.0) * 100.0,
                 j.theirs
             )?;
+            match j.our_method == j.method {
+                true => writeln!(f)?,
+                false => writeln!(f, " (timed by {} here, {} there)", j.our_method, j.method)?,
+            }
         }
         let (ours, theirs) = self.seconds;
         write!(
@@ -434,6 +463,43 @@ mod tests {
         }
     }
 
+    /// At bcast, 4 ranks, 64K on the second machine the races timed the
+    /// candidates with truth and the reference fell back to barrier. The
+    /// duels first asked barrier, the reference's method (recorded as
+    /// `STEM-barrier-duel-*`), and had every race's pick behind; asked
+    /// truth, the race's, they have it ahead or level: the two methods
+    /// rank these trees apart, and a duel asks the question the race
+    /// answered.
+    #[test]
+    fn issue20_a_point_timed_two_ways_is_duelled_by_the_more_trusted() {
+        for (stem, by_barrier, by_truth) in [
+            ("tcp-epyc-jobs-a", Agreement::Overlap, Agreement::Same),
+            ("tcp-epyc-pooled-a", Agreement::Overlap, Agreement::Same),
+            ("tcp-epyc-jobs-b", Agreement::Overlap, Agreement::Same),
+            ("tcp-epyc-pooled-b", Agreement::Differ, Agreement::Within),
+        ] {
+            let race = evidence(&format!("{stem}.partial.json")).rows;
+            let reference = evidence(&format!("{EPYC}.partial.json")).rows;
+            let point = |r: &&Judged| r.point == ("bcast".into(), 4, 65536);
+            let judged = judge(&race, &reference, 0.02);
+            let judged = judged.iter().find(point).unwrap();
+            assert_eq!(
+                (judged.our_method, judged.method),
+                (Method::Truth, Method::Barrier)
+            );
+            assert_eq!(judged.duel_method(), Method::Truth);
+            let by = |kind: &str| {
+                let duel = duelled(&format!("{stem}-{kind}duel-bcast-4-64K"), 9);
+                judge(&race, &duel, 0.02)
+                    .iter()
+                    .find(point)
+                    .unwrap()
+                    .agreement
+            };
+            assert_eq!((by("barrier-"), by("")), (by_barrier, by_truth), "{stem}");
+        }
+    }
+
     /// The recorded runs whose differing points were duelled: their
     /// stem (`STEM-verdict.txt`, `STEM-duel-*`), the sweep judged and the
     /// reference that judges it (exhaustive), jobs a duel ran in, points
@@ -516,10 +582,13 @@ mod tests {
         ("tcp-quiet-l", "tcp-quiet-l", BOUND, 9, 7, 4, 1),
         // Another machine, its own reference; drops resting on most jobs
         // and, for comparison, on pooled figures, one after the other.
-        ("tcp-epyc-jobs-a", "tcp-epyc-jobs-a", EPYC, 9, 9, 2, 1),
-        ("tcp-epyc-pooled-a", "tcp-epyc-pooled-a", EPYC, 9, 9, 3, 0),
-        ("tcp-epyc-jobs-b", "tcp-epyc-jobs-b", EPYC, 9, 7, 3, 1),
-        ("tcp-epyc-pooled-b", "tcp-epyc-pooled-b", EPYC, 9, 7, 4, 2),
+        // Duelled by the more trusted method of the race's and the
+        // reference's (truth at bcast, 4 ranks, 64K, where the reference
+        // fell back to barrier).
+        ("tcp-epyc-jobs-a", "tcp-epyc-jobs-a", EPYC, 9, 9, 3, 1),
+        ("tcp-epyc-pooled-a", "tcp-epyc-pooled-a", EPYC, 9, 9, 4, 0),
+        ("tcp-epyc-jobs-b", "tcp-epyc-jobs-b", EPYC, 9, 7, 4, 1),
+        ("tcp-epyc-pooled-b", "tcp-epyc-pooled-b", EPYC, 9, 7, 4, 3),
     ];
 
     /// The reference of the tcp-spin runs and of those after them.
@@ -774,6 +843,44 @@ mod tests {
         // The same winner, or another name for its messages: no duel.
         assert_eq!(judged("bcast:flat").differing(), "");
         assert_eq!(judged("bcast:kary:k=3").differing(), "");
+    }
+
+    #[test]
+    fn issue20_a_duel_asks_the_more_trusted_method_of_the_two_sweeps() {
+        // Recorded at bcast, 4 ranks, 64K (tcp-epyc-*): the races timed it
+        // with truth, the reference fell back to barrier for every
+        // candidate, and the duels asked barrier: two questions.
+        let timed = |imp: &str, m: Method| {
+            let mut r = row(imp, 1.0, 0.95, 1.05);
+            r.method = m;
+            r
+        };
+        let judged = |ours: Method, theirs: Method| Verdict {
+            points: judge(
+                &[timed("bcast:chain", ours)],
+                &[timed("bcast:flat", theirs), timed("bcast:chain", theirs)],
+                0.0,
+            ),
+            tolerance: 0.0,
+            seconds: (1.0, 4.0),
+        };
+        let verdict = judged(Method::Truth, Method::Barrier);
+        assert_eq!(
+            verdict.differing(),
+            "bcast\t4\t1K\tbcast:chain\tbcast:flat\ttruth\n"
+        );
+        assert!(verdict
+            .to_string()
+            .contains("for bcast:flat (timed by truth here, barrier there)\n"));
+        // The other way round, truth too; ol-i before barrier.
+        let duel = |ours, theirs| judged(ours, theirs).points[0].duel_method();
+        assert_eq!(duel(Method::Barrier, Method::Truth), Method::Truth);
+        assert_eq!(duel(Method::OlI, Method::Barrier), Method::OlI);
+        assert_eq!(duel(Method::Barrier, Method::OlI), Method::OlI);
+        // Timed alike: no word of it.
+        let verdict = judged(Method::Barrier, Method::Barrier);
+        assert!(verdict.differing().ends_with("\tbarrier\n"));
+        assert!(!verdict.to_string().contains("timed by"));
     }
 
     #[test]

@@ -130,8 +130,9 @@ pub struct Args {
     /// With --against: write the points whose winners differ (neither the
     /// same nor another name for the same messages) to this file, one a
     /// line, tab-separated: collective, ranks, bytes, this sweep's
-    /// winner, the other's, and the method the other measured them with;
-    /// for a duel of the two (`scripts/race-evidence --duel`).
+    /// winner, the other's, and the method to duel them with (the more
+    /// trusted of the two sweeps' there: truth, then ol-i, then the
+    /// rest); for a duel of the two (`scripts/race-evidence --duel`).
     #[arg(long, requires = "against")]
     differing: Option<PathBuf>,
     /// With --transport tcp: measure all points of a rank count in one
