@@ -441,7 +441,8 @@ mod tests {
         // trials, of settles stopping once decided, and of settling jobs
         // that fell back run again; then with crowded ranks bound, and
         // with a point's race in jobs of a few rounds (the default); then
-        // on a second machine, with drops resting on most jobs.
+        // on a second machine, with drops resting on most jobs; there
+        // again, quieter, duels asking the more trusted method.
         for (stem, judged, reference, jobs, apart, won, within) in DUELLED {
             let (verdict, rows) = recorded(
                 &format!("{judged}.partial.json"),
@@ -507,7 +508,7 @@ mod tests {
     /// within 2%.
     #[allow(clippy::type_complexity)]
     #[rustfmt::skip]
-    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 69] = [
+    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 74] = [
         ("tcp-n2-heap", "tcp-n2-heap-race", "tcp-n2-heap-exhaustive", 1, 3, 3, 0),
         ("tcp-n4-heap", "tcp-n4-heap-race", "tcp-n4-heap-exhaustive", 1, 5, 4, 0),
         ("tcp-final", "tcp-final-race", "tcp-final-exhaustive", 1, 8, 6, 0),
@@ -589,6 +590,13 @@ mod tests {
         ("tcp-epyc-pooled-a", "tcp-epyc-pooled-a", EPYC, 9, 9, 4, 0),
         ("tcp-epyc-jobs-b", "tcp-epyc-jobs-b", EPYC, 9, 7, 4, 1),
         ("tcp-epyc-pooled-b", "tcp-epyc-pooled-b", EPYC, 9, 7, 4, 3),
+        // The same machine quieter, a reference of its own; every race
+        // judged by its duels from the start.
+        ("tcp-epyc-trust-a", "tcp-epyc-trust-a", TRUST, 9, 5, 5, 0),
+        ("tcp-epyc-trust-b", "tcp-epyc-trust-b", TRUST, 9, 5, 2, 0),
+        ("tcp-epyc-trust-c", "tcp-epyc-trust-c", TRUST, 9, 4, 3, 0),
+        ("tcp-epyc-trust-d", "tcp-epyc-trust-d", TRUST, 9, 5, 3, 1),
+        ("tcp-epyc-trust-e", "tcp-epyc-trust-e", TRUST, 9, 7, 1, 1),
     ];
 
     /// The reference of the tcp-spin runs and of those after them.
@@ -599,6 +607,10 @@ mod tests {
 
     /// The reference measured on the second machine (AMD EPYC, 2 cores).
     const EPYC: &str = "tcp-epyc-exhaustive";
+
+    /// The reference measured on the second machine, quieter (2026-11-28,
+    /// evening).
+    const TRUST: &str = "tcp-epyc-trust-exhaustive";
 
     /// A recorded duel's rows: its one file, or its jobs' pooled.
     fn duelled(duel: &str, jobs: usize) -> Vec<Row> {
