@@ -473,6 +473,7 @@ mod tests {
     /// answered.
     #[test]
     fn issue20_a_point_timed_two_ways_is_duelled_by_the_more_trusted() {
+        let reference = evidence(&format!("{EPYC}.partial.json")).rows;
         for (stem, by_barrier, by_truth) in [
             ("tcp-epyc-jobs-a", Agreement::Overlap, Agreement::Same),
             ("tcp-epyc-pooled-a", Agreement::Overlap, Agreement::Same),
@@ -480,7 +481,6 @@ mod tests {
             ("tcp-epyc-pooled-b", Agreement::Differ, Agreement::Within),
         ] {
             let race = evidence(&format!("{stem}.partial.json")).rows;
-            let reference = evidence(&format!("{EPYC}.partial.json")).rows;
             let point = |r: &&Judged| r.point == ("bcast".into(), 4, 65536);
             let judged = judge(&race, &reference, 0.02);
             let judged = judged.iter().find(point).unwrap();
