@@ -2,7 +2,8 @@
 //! figures move with the job: two trees that send the same messages came
 //! out up to 6.5% apart in one job's hundred rounds, and a race's final
 //! in its own job found two reductions level that nine other jobs all put
-//! 3% apart. So when a point's race goes to a final, its two finalists
+//! 3% apart. So when a point's race goes to a final (or is decided only
+//! late, [`LATE_JOBS`]), its two finalists (its winner and runner-up)
 //! are measured again in jobs of their own, interleaved round by round,
 //! and the median job's ratio of their times decides: no more jobs run
 //! once more than half agree ([`decided`]). A job timed by another method
@@ -33,16 +34,58 @@ pub struct Across {
     pub range: [f64; 2],
 }
 
-/// The two finalists of one point's rows and the method that timed
-/// them, if its race went to a final.
+/// Jobs after which a race decided without a final is settled all the
+/// same ([`finalists`]): its first job runs two rounds and each after it
+/// five, so a race still going in its fifth job had two candidates too
+/// close for 17 rounds to part.
+pub const LATE_JOBS: usize = 5;
+
+/// The two to settle across jobs of one point's rows and the method that
+/// timed them: the two of its race's final, or, when the race was
+/// decided without one in [`LATE_JOBS`] jobs or more, its winner and
+/// the runner-up (of the candidates dropped last, the fastest). Such a
+/// race's figures come from short jobs, a few rounds each, and a job's
+/// figures move with the job (issue 20: two races dropped
+/// `allreduce:recursive-doubling` or ended level with it after six and
+/// seven jobs that timed it 83–94 µs a call, where every job of their
+/// duels, a hundred rounds of the two, put it first).
 pub fn finalists(rows: &[Row]) -> Option<(String, String, Method)> {
     let first = rows.iter().find(|r| {
         r.race
             .as_ref()
             .is_some_and(|m| m.paired.is_some() && m.same_as.is_none())
-    })?;
+    });
+    let Some(first) = first else {
+        return decided_late(rows);
+    };
     let rival = first.race.as_ref()?.paired.as_ref()?.against.clone();
     Some((first.imp.clone(), rival, first.method))
+}
+
+/// The winner and the runner-up of a race decided in [`LATE_JOBS`] jobs
+/// or more without a final.
+fn decided_late(rows: &[Row]) -> Option<(String, String, Method)> {
+    let raced: Vec<&Row> = rows
+        .iter()
+        .filter(|r| {
+            r.race
+                .as_ref()
+                .is_some_and(|m| m.same_as.is_none() && m.jobs >= LATE_JOBS)
+        })
+        .collect();
+    let faster = |a: &&&Row, b: &&&Row| a.median_s.total_cmp(&b.median_s);
+    let live = |r: &&&Row| r.race.as_ref().is_some_and(|m| m.live);
+    let winner = raced.iter().filter(live).min_by(faster)?;
+    let most = raced
+        .iter()
+        .filter(|r| r.imp != winner.imp)
+        .map(|r| r.reps)
+        .max()?;
+    let runner_up = raced
+        .iter()
+        .filter(|r| r.imp != winner.imp && r.reps == most)
+        .min_by(faster)?;
+    Some((winner.imp.clone(), runner_up.imp.clone(), winner.method))
 }
 
 /// One job's `a` over `b`, if it measured both: the median of their
@@ -215,6 +258,36 @@ mod tests {
         // The tuning table follows: the settled winner is the point's.
         let best = super::super::winners(&rows);
         assert_eq!(best.values().next().unwrap().imp, "reduce:flat");
+    }
+
+    #[test]
+    fn issue20_a_race_decided_late_is_settled_against_its_runner_up() {
+        let raced = |jobs: usize| {
+            let mut rows = vec![
+                row("reduce:flat", 32.0, None),
+                row("reduce:binary", 33.0, None),
+                row("reduce:chain", 34.0, None),
+                row("reduce:kary:k=3", 20.0, None),
+                row("reduce:binomial", 32.0, None),
+            ];
+            for (r, reps) in rows.iter_mut().zip([30, 25, 25, 3, 30]) {
+                r.reps = reps;
+                let mark = r.race.as_mut().unwrap();
+                mark.jobs = jobs;
+                mark.ending = Ending::Alone;
+            }
+            rows[0].race.as_mut().unwrap().live = true;
+            // The same messages as the winner: no rival of its own.
+            rows[4].race.as_mut().unwrap().same_as = Some("reduce:flat".into());
+            rows
+        };
+        // Of the two dropped last, the faster; not the one a few early
+        // rounds put ahead.
+        assert_eq!(
+            finalists(&raced(LATE_JOBS)),
+            Some(("reduce:flat".into(), "reduce:binary".into(), Method::Truth))
+        );
+        assert_eq!(finalists(&raced(LATE_JOBS - 1)), None, "decided early");
     }
 
     #[test]

@@ -471,6 +471,32 @@ mod tests {
     /// truth, the race's, they have it ahead or level: the two methods
     /// rank these trees apart, and a duel asks the question the race
     /// answered.
+    /// A recorded race decided late, in its sixth job, with
+    /// `allreduce:ring` ahead by its own figures: its settling jobs put
+    /// `allreduce:recursive-doubling` ahead in every one, and it won, as
+    /// in the duels of before (docs/tuning.md, "Late decisions settled
+    /// too").
+    #[test]
+    fn issue20_a_race_decided_late_is_settled_in_jobs_of_its_own() {
+        let rows: Vec<Row> = evidence("tcp-epyc-late-c.partial.json")
+            .rows
+            .into_iter()
+            .filter(|r| (r.op.as_str(), r.ranks, r.bytes) == ("allreduce", 2, 65536))
+            .collect();
+        let row = |id: &str| rows.iter().find(|r| r.imp == id).unwrap();
+        let (ring, rd) = (row("allreduce:ring"), row("allreduce:recursive-doubling"));
+        let mark = rd.race.as_ref().unwrap();
+        assert!(mark.jobs >= super::super::across::LATE_JOBS && mark.paired.is_none());
+        assert!(ring.median_s < rd.median_s, "the race's own figures");
+        let across = mark.across.as_ref().unwrap();
+        assert!(across.range[1] < 1.0, "ahead in every settling job");
+        let best = super::super::winners(&rows);
+        assert_eq!(
+            best.values().next().unwrap().imp,
+            "allreduce:recursive-doubling"
+        );
+    }
+
     #[test]
     fn issue20_a_point_timed_two_ways_is_duelled_by_the_more_trusted() {
         let reference = evidence(&format!("{EPYC}.partial.json")).rows;
@@ -508,7 +534,7 @@ mod tests {
     /// within 2%.
     #[allow(clippy::type_complexity)]
     #[rustfmt::skip]
-    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 74] = [
+    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 81] = [
         ("tcp-n2-heap", "tcp-n2-heap-race", "tcp-n2-heap-exhaustive", 1, 3, 3, 0),
         ("tcp-n4-heap", "tcp-n4-heap-race", "tcp-n4-heap-exhaustive", 1, 5, 4, 0),
         ("tcp-final", "tcp-final-race", "tcp-final-exhaustive", 1, 8, 6, 0),
@@ -597,6 +623,15 @@ mod tests {
         ("tcp-epyc-trust-c", "tcp-epyc-trust-c", TRUST, 9, 4, 3, 0),
         ("tcp-epyc-trust-d", "tcp-epyc-trust-d", TRUST, 9, 5, 3, 1),
         ("tcp-epyc-trust-e", "tcp-epyc-trust-e", TRUST, 9, 7, 1, 1),
+        // Against the same reference, a race decided late settled like a
+        // final (across::LATE_JOBS).
+        ("tcp-epyc-late-a", "tcp-epyc-late-a", TRUST, 9, 5, 3, 1),
+        ("tcp-epyc-late-b", "tcp-epyc-late-b", TRUST, 9, 6, 3, 1),
+        ("tcp-epyc-late-c", "tcp-epyc-late-c", TRUST, 9, 5, 3, 1),
+        ("tcp-epyc-late-d", "tcp-epyc-late-d", TRUST, 9, 6, 5, 0),
+        ("tcp-epyc-late-e", "tcp-epyc-late-e", TRUST, 9, 7, 4, 0),
+        ("tcp-epyc-late-f", "tcp-epyc-late-f", TRUST, 9, 5, 3, 0),
+        ("tcp-epyc-late-g", "tcp-epyc-late-g", TRUST, 9, 3, 3, 0),
     ];
 
     /// The reference of the tcp-spin runs and of those after them.

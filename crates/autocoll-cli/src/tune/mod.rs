@@ -145,7 +145,9 @@ pub struct Args {
     #[arg(long, hide = true)]
     point: Option<String>,
     /// With --transport tcp and a job per point: when a point's race goes
-    /// to a final, measure its two finalists again in up to this many
+    /// to a final, or is decided without one only in its fifth job or
+    /// later (its winner and runner-up were close), measure those two
+    /// again in up to this many
     /// jobs of their own (30 rounds each, the two paired round by round;
     /// no more once most put one ahead; a job whose method fell back is
     /// run again, up to twice this many) and let the median job's paired
@@ -756,7 +758,8 @@ fn tcp_job(
 }
 
 /// When the race of the point `point` (its job's arguments) went to a
-/// final, its two finalists measured again in up to `--final-jobs` jobs
+/// final, or was decided late ([`across::LATE_JOBS`]), its two finalists
+/// (or its winner and runner-up) measured again in up to `--final-jobs` jobs
 /// of their own that kept the race's method (a job that fell back runs
 /// again, [`across::another`]), and the median job's faster one made the
 /// winner ([`across`]).

@@ -83,8 +83,9 @@ pub struct Mark {
     /// by round.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paired: Option<Paired>,
-    /// Of the two in the final: how it fared in the jobs that settled it
-    /// (tcp, a job per point; [`super::across`]).
+    /// Of the two in the final (or the winner and the runner-up of a race
+    /// decided late): how it fared in the jobs that settled it (tcp, a
+    /// job per point; [`super::across`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub across: Option<super::across::Across>,
 }
