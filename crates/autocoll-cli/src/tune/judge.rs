@@ -464,13 +464,6 @@ mod tests {
         }
     }
 
-    /// At bcast, 4 ranks, 64K on the second machine the races timed the
-    /// candidates with truth and the reference fell back to barrier. The
-    /// duels first asked barrier, the reference's method (recorded as
-    /// `STEM-barrier-duel-*`), and had every race's pick behind; asked
-    /// truth, the race's, they have it ahead or level: the two methods
-    /// rank these trees apart, and a duel asks the question the race
-    /// answered.
     /// A recorded race decided late, in its sixth job, with
     /// `allreduce:ring` ahead by its own figures: its settling jobs put
     /// `allreduce:recursive-doubling` ahead in every one, and it won, as
@@ -497,6 +490,13 @@ mod tests {
         );
     }
 
+    /// At bcast, 4 ranks, 64K on the second machine the races timed the
+    /// candidates with truth and the reference fell back to barrier. The
+    /// duels first asked barrier, the reference's method (recorded as
+    /// `STEM-barrier-duel-*`), and had every race's pick behind; asked
+    /// truth, the race's, they have it ahead or level: the two methods
+    /// rank these trees apart, and a duel asks the question the race
+    /// answered.
     #[test]
     fn issue20_a_point_timed_two_ways_is_duelled_by_the_more_trusted() {
         let reference = evidence(&format!("{EPYC}.partial.json")).rows;

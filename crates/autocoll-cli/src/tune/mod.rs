@@ -147,11 +147,10 @@ pub struct Args {
     /// With --transport tcp and a job per point: when a point's race goes
     /// to a final, or is decided without one only in its fifth job or
     /// later (its winner and runner-up were close), measure those two
-    /// again in up to this many
-    /// jobs of their own (30 rounds each, the two paired round by round;
-    /// no more once most put one ahead; a job whose method fell back is
-    /// run again, up to twice this many) and let the median job's paired
-    /// ratio pick the winner. 0: the race's own final, in the race's job,
+    /// again in up to this many jobs of their own (30 rounds each, the two
+    /// paired round by round; no more once most put one ahead; a job whose
+    /// method fell back is run again, up to twice this many) and let the
+    /// median job's paired ratio pick the winner. 0: the race's own final, in the race's job,
     /// decides (one job's figures move with the job; docs/tuning.md).
     #[arg(long, default_value_t = 9)]
     final_jobs: usize,
@@ -759,10 +758,10 @@ fn tcp_job(
 
 /// When the race of the point `point` (its job's arguments) went to a
 /// final, or was decided late ([`across::LATE_JOBS`]), its two finalists
-/// (or its winner and runner-up) measured again in up to `--final-jobs` jobs
-/// of their own that kept the race's method (a job that fell back runs
-/// again, [`across::another`]), and the median job's faster one made the
-/// winner ([`across`]).
+/// (or its winner and runner-up) measured again in up to `--final-jobs`
+/// jobs of their own that kept the race's method (a job that fell back
+/// runs again, [`across::another`]), and the median job's faster one made
+/// the winner ([`across`]).
 fn settle_across_jobs(
     p: usize,
     a: &Args,
