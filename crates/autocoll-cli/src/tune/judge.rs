@@ -534,7 +534,7 @@ mod tests {
     /// within 2%.
     #[allow(clippy::type_complexity)]
     #[rustfmt::skip]
-    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 81] = [
+    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 85] = [
         ("tcp-n2-heap", "tcp-n2-heap-race", "tcp-n2-heap-exhaustive", 1, 3, 3, 0),
         ("tcp-n4-heap", "tcp-n4-heap-race", "tcp-n4-heap-exhaustive", 1, 5, 4, 0),
         ("tcp-final", "tcp-final-race", "tcp-final-exhaustive", 1, 8, 6, 0),
@@ -632,6 +632,11 @@ mod tests {
         ("tcp-epyc-late-e", "tcp-epyc-late-e", TRUST, 9, 7, 4, 0),
         ("tcp-epyc-late-f", "tcp-epyc-late-f", TRUST, 9, 5, 3, 0),
         ("tcp-epyc-late-g", "tcp-epyc-late-g", TRUST, 9, 3, 3, 0),
+        // The code before (old) and this (new), interleaved.
+        ("tcp-epyc-pair-old-1", "tcp-epyc-pair-old-1", TRUST, 9, 5, 5, 0),
+        ("tcp-epyc-pair-new-1", "tcp-epyc-pair-new-1", TRUST, 9, 5, 4, 0),
+        ("tcp-epyc-pair-old-2", "tcp-epyc-pair-old-2", TRUST, 9, 6, 4, 0),
+        ("tcp-epyc-pair-new-2", "tcp-epyc-pair-new-2", TRUST, 9, 6, 5, 0),
     ];
 
     /// The reference of the tcp-spin runs and of those after them.
