@@ -63,29 +63,25 @@ pub fn finalists(rows: &[Row]) -> Option<(String, String, Method)> {
 }
 
 /// The winner and the runner-up of a race decided in [`LATE_JOBS`] jobs
-/// or more without a final.
+/// or more without a final: the point's winner as the tuning file gets it
+/// ([`super::winners`]), and of the others the fastest of those dropped
+/// last (the most repetitions).
 fn decided_late(rows: &[Row]) -> Option<(String, String, Method)> {
-    let raced: Vec<&Row> = rows
+    let late = |r: &&Row| {
+        r.race
+            .as_ref()
+            .is_some_and(|m| m.same_as.is_none() && m.jobs >= LATE_JOBS)
+    };
+    let winner = super::winners(rows)
+        .into_values()
+        .next()
+        .filter(|w| late(&w))?;
+    let runner_up = rows
         .iter()
-        .filter(|r| {
-            r.race
-                .as_ref()
-                .is_some_and(|m| m.same_as.is_none() && m.jobs >= LATE_JOBS)
-        })
-        .collect();
-    let faster = |a: &&&Row, b: &&&Row| a.median_s.total_cmp(&b.median_s);
-    let live = |r: &&&Row| r.race.as_ref().is_some_and(|m| m.live);
-    let winner = raced.iter().filter(live).min_by(faster)?;
-    let most = raced
-        .iter()
+        .filter(late)
         .filter(|r| r.imp != winner.imp)
-        .map(|r| r.reps)
-        .max()?;
-    let runner_up = raced
-        .iter()
-        .filter(|r| r.imp != winner.imp && r.reps == most)
-        .min_by(faster)?;
-    Some((winner.imp.clone(), runner_up.imp.clone(), winner.method))
+        .min_by(|a, b| b.reps.cmp(&a.reps).then(a.median_s.total_cmp(&b.median_s)))?;
+    Some((winner.imp, runner_up.imp.clone(), winner.method))
 }
 
 /// One job's `a` over `b`, if it measured both: the median of their

@@ -150,8 +150,9 @@ pub struct Args {
     /// again in up to this many jobs of their own (30 rounds each, the two
     /// paired round by round; no more once most put one ahead; a job whose
     /// method fell back is run again, up to twice this many) and let the
-    /// median job's paired ratio pick the winner. 0: the race's own final, in the race's job,
-    /// decides (one job's figures move with the job; docs/tuning.md).
+    /// median job's paired ratio pick the winner. 0: the race's own
+    /// final, in the race's job, decides (one job's figures move with the
+    /// job; docs/tuning.md).
     #[arg(long, default_value_t = 9)]
     final_jobs: usize,
     /// With --transport tcp and a job per point: a point's race runs in
