@@ -442,7 +442,8 @@ mod tests {
         // that fell back run again; then with crowded ranks bound, and
         // with a point's race in jobs of a few rounds (the default); then
         // on a second machine, with drops resting on most jobs; there
-        // again, quieter, duels asking the more trusted method.
+        // again, quieter, duels asking the more trusted method; there,
+        // measuring everything again, and a race's duels run again.
         for (stem, judged, reference, jobs, apart, won, within) in DUELLED {
             let (verdict, rows) = recorded(
                 &format!("{judged}.partial.json"),
@@ -534,7 +535,7 @@ mod tests {
     /// within 2%.
     #[allow(clippy::type_complexity)]
     #[rustfmt::skip]
-    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 85] = [
+    const DUELLED: [(&str, &str, &str, usize, usize, usize, usize); 89] = [
         ("tcp-n2-heap", "tcp-n2-heap-race", "tcp-n2-heap-exhaustive", 1, 3, 3, 0),
         ("tcp-n4-heap", "tcp-n4-heap-race", "tcp-n4-heap-exhaustive", 1, 5, 4, 0),
         ("tcp-final", "tcp-final-race", "tcp-final-exhaustive", 1, 8, 6, 0),
@@ -637,6 +638,12 @@ mod tests {
         ("tcp-epyc-pair-new-1", "tcp-epyc-pair-new-1", TRUST, 9, 5, 4, 0),
         ("tcp-epyc-pair-old-2", "tcp-epyc-pair-old-2", TRUST, 9, 6, 4, 0),
         ("tcp-epyc-pair-new-2", "tcp-epyc-pair-new-2", TRUST, 9, 6, 5, 0),
+        // Measuring everything again against the same reference, and a
+        // race's duels run again (the judge's own noise).
+        ("tcp-epyc-exhaustive2", "tcp-epyc-exhaustive2", TRUST, 9, 6, 3, 0),
+        ("tcp-epyc-late-g-again", "tcp-epyc-late-g", TRUST, 9, 3, 3, 0),
+        ("tcp-epyc-exhaustive3", "tcp-epyc-exhaustive3", TRUST, 9, 3, 2, 0),
+        ("tcp-epyc-late-g-again2", "tcp-epyc-late-g", TRUST, 9, 3, 3, 0),
     ];
 
     /// The reference of the tcp-spin runs and of those after them.
