@@ -69,16 +69,23 @@ Examples:
   # one implementation for bcast and allreduce, the others Open MPI's own
   autocoll mpirun --select fixed:bcast:chain:seg=8K,allreduce:ring -- -n 8 ./app in.dat
   # a tuning file from `autocoll tune`, with stage traces
-  autocoll mpirun --select table:tuning.toml --trace traces -- -n 8 ./app"))]
+  autocoll mpirun --select table:tuning.toml --trace traces -- -n 8 ./app
+  # the lottery, starting each size on the tuning file's pick, remembering
+  autocoll mpirun --select lottery:tuning.toml --state state.json -- -n 8 ./app"))]
 pub struct Args {
     /// How each call's implementation is chosen (AUTOCOLL_SELECT):
-    /// lottery, native, table:FILE or fixed:IMPL[,IMPL...] [library's
-    /// default: lottery].
+    /// lottery, lottery:FILE (a tuning file's picks first, then adapting),
+    /// native, table:FILE or fixed:IMPL[,IMPL...] [library's default:
+    /// lottery].
     #[arg(long, value_name = "S")]
     select: Option<String>,
     /// The lottery's memory across runs (AUTOCOLL_STATE).
     #[arg(long, value_name = "FILE")]
     state: Option<PathBuf>,
+    /// The machine's model from `autocoll sim fit`, for the lottery's
+    /// predictions of what a candidate could win (AUTOCOLL_MODEL).
+    #[arg(long, value_name = "FILE")]
+    model: Option<PathBuf>,
     /// Write stage traces into this directory (AUTOCOLL_TRACE).
     #[arg(long, value_name = "DIR")]
     trace: Option<PathBuf>,
@@ -111,15 +118,19 @@ fn absolute(cwd: &Path, path: &Path) -> PathBuf {
 }
 
 /// `--select`'s value as the library will read it, or why the library
-/// would refuse it: `lottery`, `native`, `table:FILE` (the file read as a
-/// tuning file, its path made absolute) or `fixed:IMPL[,IMPL...]` (as
-/// crates/autocoll-mpi/src/config.rs parses them).
+/// would refuse it: `lottery`, `native`, `table:FILE` or `lottery:FILE`
+/// (the file read as a tuning file, its path made absolute) or
+/// `fixed:IMPL[,IMPL...]` (as crates/autocoll-mpi/src/config.rs parses
+/// them).
 pub fn select(text: &str, cwd: &Path) -> Result<OsString, String> {
     let text = text.trim();
-    if let Some(file) = text.strip_prefix("table:") {
+    for prefix in ["table:", "lottery:"] {
+        let Some(file) = text.strip_prefix(prefix) else {
+            continue;
+        };
         let file = absolute(cwd, Path::new(file));
         Table::load(&file).map_err(|e| format!("{e}"))?;
-        let mut value = OsString::from("table:");
+        let mut value = OsString::from(prefix);
         value.push(file);
         return Ok(value);
     }
@@ -136,7 +147,9 @@ pub fn select(text: &str, cwd: &Path) -> Result<OsString, String> {
     }
     match text {
         "lottery" | "native" => Ok(text.into()),
-        _ => Err("expected lottery, native, table:FILE or fixed:IMPL[,IMPL...]".into()),
+        _ => {
+            Err("expected lottery, lottery:FILE, native, table:FILE or fixed:IMPL[,IMPL...]".into())
+        }
     }
 }
 
@@ -151,6 +164,12 @@ fn settings(a: &Args, cwd: &Path) -> Result<Vec<(&'static str, OsString)>, Failu
     }
     if let Some(path) = &a.state {
         vars.push(("AUTOCOLL_STATE", absolute(cwd, path).into()));
+    }
+    if let Some(path) = &a.model {
+        let file = absolute(cwd, path);
+        autocoll::comm::sim::Model::load(&file)
+            .map_err(|why| Failure::Usage(format!("--model {}: {why}", path.display())))?;
+        vars.push(("AUTOCOLL_MODEL", file.into()));
     }
     if let Some(path) = &a.trace {
         vars.push(("AUTOCOLL_TRACE", absolute(cwd, path).into()));
@@ -507,6 +526,12 @@ mod tests {
         assert!(usage(settings(&a, cwd)).starts_with("--select fixed:scan:flat: "));
         let a = args(&["--balance", "mode=sideways", "--", "p"]);
         assert!(usage(settings(&a, cwd)).starts_with("--balance mode=sideways: "));
+        let a = args(&["--model", "m.toml", "--", "p"]);
+        let why = usage(settings(&a, cwd));
+        assert!(
+            why.starts_with("--model m.toml: ") && why.contains("/nowhere/m.toml"),
+            "{why}"
+        );
     }
 
     #[test]
@@ -518,10 +543,14 @@ mod tests {
         assert!(select("table:bad.toml", &dir).is_err());
         std::fs::write(dir.join("t.toml"), "schema = \"autocoll.tuning/1\"\n").unwrap();
         let got = select("table:t.toml", &dir);
+        let seeded = select("lottery:t.toml", &dir);
+        assert!(select("lottery:bad.toml", &dir).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
-        let mut want = OsString::from("table:");
-        want.push(dir.join("t.toml"));
-        assert_eq!(got, Ok(want));
+        for (got, prefix) in [(got, "table:"), (seeded, "lottery:")] {
+            let mut want = OsString::from(prefix);
+            want.push(dir.join("t.toml"));
+            assert_eq!(got, Ok(want));
+        }
     }
 
     #[test]

@@ -38,6 +38,7 @@
  * Without a preloaded library both sides are the MPI library's: the
  * run's A/A check. The results of both sides' last calls are checked.
  */
+#include "bench.h"
 #include <mpi.h>
 #include <errno.h>
 #include <stdint.h>
@@ -71,21 +72,8 @@ static void usage(const char *why)
 /* A size: digits, optionally followed by K or M (binary); 0 if malformed. */
 static size_t parse_size(const char *s)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || errno != 0 || *s == '-')
-        return 0;
-    if (*end == 'K' || *end == 'k') {
-        v <<= 10;
-        end++;
-    } else if (*end == 'M' || *end == 'm') {
-        v <<= 20;
-        end++;
-    }
-    if (*end != '\0' || v > MAXSIZE)
-        return 0;
-    return (size_t)v;
+    int ok;
+    return bench_size(s, MAXSIZE, &ok);
 }
 
 static long parse_count(const char *s, const char *what, long min)
@@ -103,12 +91,7 @@ static long parse_count(const char *s, const char *what, long min)
 
 static void *xmalloc(size_t n)
 {
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "osu_coll: rank %d: out of memory (%zu bytes)\n", rank, n);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    return p;
+    return bench_alloc("osu_coll", rank, n);
 }
 
 static void wrong(enum op op, size_t bytes, size_t at, double got, double want)

@@ -7,6 +7,8 @@
 use std::path::PathBuf;
 
 use autocoll::balance::Params;
+use autocoll::comm::sim::Model;
+use autocoll::select::estimate::Link;
 use autocoll::select::lottery::Objective;
 use autocoll::select::Table;
 use autocoll::{Collective, Implementation};
@@ -14,8 +16,10 @@ use autocoll::{Collective, Implementation};
 /// How each call's implementation is chosen (`AUTOCOLL_SELECT`).
 #[derive(Debug)]
 pub enum Select {
-    /// The lottery, with the MPI library's own algorithm among its candidates.
-    Lottery,
+    /// The lottery, with the MPI library's own algorithm among its
+    /// candidates; the incumbent of each pool is a tuning file's pick
+    /// where one is given (`lottery:FILE`), else the MPI library's own.
+    Lottery(Option<Box<Table>>),
     /// Every call goes to the MPI library, untouched (the interposition's
     /// own cost, and a switch to turn autocoll off without unloading it).
     Native,
@@ -34,6 +38,10 @@ pub struct Config {
     pub objective: Objective,
     /// `AUTOCOLL_STATE`: the lottery's memory across runs.
     pub state: Option<PathBuf>,
+    /// `AUTOCOLL_MODEL`: the machine's model (`autocoll sim fit`), for the
+    /// lottery's predictions; without it the lottery fits one to what it
+    /// measures.
+    pub model: Option<Link>,
     /// `AUTOCOLL_TRACE`: the directory of stage traces.
     pub trace: Option<PathBuf>,
     /// `AUTOCOLL_BALANCE`: the broadcast balancer's parameters.
@@ -47,9 +55,10 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            select: Select::Lottery,
-            objective: Objective::default(),
+            select: Select::Lottery(None),
+            objective: Objective::Mean,
             state: None,
+            model: None,
             trace: None,
             balance: None,
             pattern: None,
@@ -82,6 +91,16 @@ impl Config {
             }
         }
         config.state = path(&var, "AUTOCOLL_STATE", &mut refuse);
+        if let Some(file) = path(&var, "AUTOCOLL_MODEL", &mut refuse) {
+            match Model::load(&file) {
+                Ok(m) => config.model = Some(link_of(&m)),
+                Err(why) => refuse(
+                    "AUTOCOLL_MODEL",
+                    &file.display().to_string(),
+                    why.to_string(),
+                ),
+            }
+        }
         config.trace = path(&var, "AUTOCOLL_TRACE", &mut refuse);
         config.pattern = path(&var, "AUTOCOLL_PATTERN", &mut refuse);
         if let Some(v) = var("AUTOCOLL_BALANCE") {
@@ -114,20 +133,36 @@ fn path(
     Some(PathBuf::from(value))
 }
 
-/// `lottery`, `native`, `table:FILE` or `fixed:IMPL[,IMPL…]`.
+/// The lottery's view of a `sim` model: a message's latency is the
+/// wire's and both ends' overheads.
+fn link_of(m: &Model) -> Link {
+    Link::from_ns(
+        m.latency_ns + 2.0 * m.overhead_ns,
+        m.host_ns_per_byte,
+        m.local_ns_per_byte,
+    )
+}
+
+/// `lottery`, `lottery:FILE`, `native`, `table:FILE` or
+/// `fixed:IMPL[,IMPL…]`.
 fn parse_select(text: &str) -> Result<Select, String> {
     let text = text.trim();
+    let table = |file: &str| Table::load(file.as_ref()).map_err(|e| e.to_string());
     if let Some(file) = text.strip_prefix("table:") {
-        let table = Table::load(file.as_ref()).map_err(|e| e.to_string())?;
-        return Ok(Select::Table(Box::new(table)));
+        return Ok(Select::Table(Box::new(table(file)?)));
+    }
+    if let Some(file) = text.strip_prefix("lottery:") {
+        return Ok(Select::Lottery(Some(Box::new(table(file)?))));
     }
     if let Some(list) = text.strip_prefix("fixed:") {
         return parse_fixed(list).map(Select::Fixed);
     }
     match text {
-        "lottery" => Ok(Select::Lottery),
+        "lottery" => Ok(Select::Lottery(None)),
         "native" => Ok(Select::Native),
-        _ => Err("expected lottery, native, table:FILE or fixed:IMPL[,IMPL...]".into()),
+        _ => {
+            Err("expected lottery, lottery:FILE, native, table:FILE or fixed:IMPL[,IMPL...]".into())
+        }
     }
 }
 
@@ -170,8 +205,10 @@ mod tests {
     fn nothing_set_is_the_lottery_and_nothing_else() {
         let (config, errors) = read(&[]);
         assert!(errors.is_empty());
-        assert!(matches!(config.select, Select::Lottery));
+        assert!(matches!(config.select, Select::Lottery(None)));
+        assert_eq!(config.objective, Objective::Mean);
         assert!(config.state.is_none() && config.trace.is_none() && config.pattern.is_none());
+        assert!(config.model.is_none());
         assert!(config.balance.is_none() && !config.verbose);
     }
 
@@ -206,9 +243,9 @@ mod tests {
             ("AUTOCOLL_TRACE", " "),
             ("AUTOCOLL_OBJECTIVE", "fastest"),
         ]);
-        assert!(matches!(config.select, Select::Lottery));
+        assert!(matches!(config.select, Select::Lottery(None)));
         assert!(config.balance.is_none() && !config.verbose && config.trace.is_none());
-        assert_eq!(config.objective, Objective::Slowest);
+        assert_eq!(config.objective, Objective::Mean);
         assert_eq!(errors.len(), 5, "{errors:?}");
         for (error, name) in errors.iter().zip([
             "AUTOCOLL_SELECT",
@@ -225,9 +262,58 @@ mod tests {
 
     #[test]
     fn a_missing_table_file_is_refused_with_its_reason() {
-        let (config, errors) = read(&[("AUTOCOLL_SELECT", "table:/nonexistent/t.toml")]);
-        assert!(matches!(config.select, Select::Lottery));
-        assert!(errors[0].contains("/nonexistent/t.toml"), "{errors:?}");
+        for select in ["table:/nonexistent/t.toml", "lottery:/nonexistent/t.toml"] {
+            let (config, errors) = read(&[("AUTOCOLL_SELECT", select)]);
+            assert!(matches!(config.select, Select::Lottery(None)));
+            assert!(errors[0].contains("/nonexistent/t.toml"), "{errors:?}");
+        }
+    }
+
+    #[test]
+    fn a_tuning_file_can_seed_the_lottery_instead_of_fixing_the_choice() {
+        let dir = std::env::temp_dir().join(format!("autocoll-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("t.toml");
+        std::fs::write(
+            &file,
+            "schema = \"autocoll.tuning/1\"\n[[rule]]\nop = \"bcast\"\nranks = \"2..8\"\nbytes = \"0..1M\"\nimpl = \"bcast:chain\"\n",
+        )
+        .unwrap();
+        let select = format!("lottery:{}", file.display());
+        let (config, errors) = read(&[("AUTOCOLL_SELECT", &select)]);
+        assert!(errors.is_empty(), "{errors:?}");
+        let Select::Lottery(Some(table)) = &config.select else {
+            panic!("{:?}", config.select);
+        };
+        let rule = table.lookup(Collective::Bcast, 4, 1000).unwrap();
+        assert_eq!(rule.to_string(), "bcast:chain");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_model_file_is_read_and_a_bad_one_refused_with_its_reason() {
+        let dir = std::env::temp_dir().join(format!("autocoll-model-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("m.toml");
+        std::fs::write(
+            &good,
+            "latency_ns = 20000.0\noverhead_ns = 5000.0\nhost_ns_per_byte = 80.0\n",
+        )
+        .unwrap();
+        let (config, errors) = read(&[("AUTOCOLL_MODEL", good.to_str().unwrap())]);
+        assert!(errors.is_empty(), "{errors:?}");
+        let link = config.model.expect("read");
+        assert!((link.latency_s - 30e-6).abs() < 1e-12, "{link:?}");
+        assert!((link.s_per_byte - 80e-9).abs() < 1e-15, "{link:?}");
+        let bad = dir.join("bad.toml");
+        std::fs::write(&bad, "latency_ns = \"soon\"\n").unwrap();
+        let (config, errors) = read(&[("AUTOCOLL_MODEL", bad.to_str().unwrap())]);
+        assert!(config.model.is_none());
+        assert!(
+            errors[0].starts_with("AUTOCOLL_MODEL") && errors[0].contains("bad.toml"),
+            "{errors:?}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

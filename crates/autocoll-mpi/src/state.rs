@@ -8,17 +8,22 @@
 //! whose delete callback drops the state when the program frees it.
 //! `MPI_Finalize` drops what is left first ([`drop_all`]), while MPI can
 //! still carry the traces' last messages and the lottery's save.
+//!
+//! Every communicator's lottery learns into one [`Shared`] of the
+//! process, by shape (its ranks' placement over hosts), so a communicator
+//! the program makes starts where the last one of its shape got to; each
+//! saves its shape's pools to the state file when it is freed.
 
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use autocoll::comm::mpi::Mpi;
 use autocoll::pattern::Recording;
-use autocoll::select::lottery::Params;
-use autocoll::select::{default_candidates, Group, Lottery, Selector};
+use autocoll::select::lottery::{Budget, Params};
+use autocoll::select::state::Shared;
+use autocoll::select::{default_candidates, Group, Lottery, Selector, Table};
 use autocoll::{Collective, Communicator, Implementation};
 use mpi::ffi::{self, MPI_Comm};
 
@@ -39,8 +44,8 @@ struct Registry {
     keyval: Option<c_int>,
     next: u64,
     states: BTreeMap<u64, Arc<Mutex<State>>>,
-    /// True once a communicator spanning the world took the state file.
-    state_file_taken: bool,
+    /// What the communicators' lotteries learned, by shape.
+    shared: Option<Shared>,
     /// The communicator of the last call that found its state.
     last: Option<Known>,
 }
@@ -73,7 +78,7 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     keyval: None,
     next: 0,
     states: BTreeMap::new(),
-    state_file_taken: false,
+    shared: None,
     last: None,
 });
 
@@ -150,7 +155,7 @@ fn build(comm: MPI_Comm, keyval: c_int) -> Result<Arc<Mutex<State>>, String> {
     // A collective waits as long as its peers take, as MPI's own do: a
     // rank that reads a file for a minute before a broadcast is no error.
     c.set_timeout(Duration::MAX);
-    let (same, world_sized) = compare_with_world(comm);
+    let same = is_world(comm);
     if let Some(dir) = &config.trace {
         // Communicators made alike at once (the halves of a split) agree
         // on one number: the world rank of their rank 0 tells them apart.
@@ -166,12 +171,11 @@ fn build(comm: MPI_Comm, keyval: c_int) -> Result<Arc<Mutex<State>>, String> {
     if let Some(params) = &config.balance {
         c.use_balancer(params.clone()).map_err(|e| e.to_string())?;
     }
-    let state_file = world_sized && !std::mem::replace(&mut registry().state_file_taken, true);
-    choose_selector(
-        &mut c,
-        config,
-        state_file.then(|| config.state.clone()).flatten(),
-    );
+    let shared = registry()
+        .shared
+        .get_or_insert_with(Shared::default)
+        .clone();
+    choose_selector(&mut c, config, shared);
     let state = Arc::new(Mutex::new(State { comm: c }));
     registry().states.insert(id, state.clone());
     // SAFETY: the attribute value is a number stored in a pointer's bits.
@@ -201,44 +205,56 @@ fn agree_on_number(comm: MPI_Comm) -> Result<u64, String> {
     Ok(agreed)
 }
 
-/// Whether `comm` is `MPI_COMM_WORLD` itself, and whether it holds the
-/// same processes in the same order (a duplicate of it, say).
-fn compare_with_world(comm: MPI_Comm) -> (bool, bool) {
+/// Whether `comm` is `MPI_COMM_WORLD` itself.
+fn is_world(comm: MPI_Comm) -> bool {
     let mut result: c_int = 0;
     // SAFETY: both communicators are valid.
     let code = unsafe { ffi::PMPI_Comm_compare(comm, sys::world(), &mut result) };
-    // SAFETY: constants of rsmpi's shim.
-    let (ident, congruent) = unsafe { (ffi::RSMPI_IDENT, ffi::RSMPI_CONGRUENT) };
-    let ok = code == sys::SUCCESS;
-    (
-        ok && result == ident,
-        ok && (result == ident || result == congruent),
-    )
+    // SAFETY: a constant of rsmpi's shim.
+    code == sys::SUCCESS && result == unsafe { ffi::RSMPI_IDENT }
 }
 
-/// The selector the settings ask for. The lottery's state file is used by
-/// the first communicator that spans the world only: two communicators
-/// writing one file would overwrite each other's learning.
-fn choose_selector(c: &mut Communicator, config: &Config, state: Option<PathBuf>) {
+/// The selector the settings ask for. Every communicator's lottery shares
+/// what it learns with the others of its shape through `shared`, and
+/// saves to the state file: saves merge under a lock, and each saves the
+/// freshest of its shape.
+fn choose_selector(c: &mut Communicator, config: &Config, shared: Shared) {
     match &config.select {
-        Select::Lottery => {
-            let hosts = c.layout().map_or(1, |l| l.host_count());
-            let params = Params {
-                objective: config.objective,
-                ..Params::default()
-            };
-            let lottery = Lottery::new(params, autocoll::clock::now_ns()).with_candidates(
-                move |op, ranks, bytes| {
-                    let mut candidates = default_candidates(op, ranks, bytes, hosts);
-                    candidates.push(Implementation::native(op));
-                    candidates
-                },
-            );
-            c.use_lottery_with(lottery, state);
+        Select::Lottery(prior) => {
+            let lottery = lottery(c, config, prior.clone()).with_shared(shared);
+            c.use_lottery_with(lottery, config.state.clone());
         }
         Select::Table(table) => c.set_selector(Box::new(Rules::Table(table.clone()))),
         Select::Fixed(imps) => c.set_selector(Box::new(Rules::Fixed(imps.clone()))),
         Select::Native => {}
+    }
+}
+
+/// The lottery over autocoll's candidates and the MPI library's own,
+/// under a budget: each pool's incumbent, from its first call, is the
+/// tuning file's pick where `prior` has one, else the MPI library's own.
+fn lottery(c: &Communicator, config: &Config, prior: Option<Box<Table>>) -> Lottery {
+    let hosts = c.layout().map_or(1, |l| l.host_count());
+    let params = Params {
+        objective: config.objective,
+        budget: Some(Budget::default()),
+        ..Params::default()
+    };
+    let lottery = Lottery::new(params, autocoll::clock::now_ns())
+        .with_candidates(move |op, ranks, bytes| {
+            let mut candidates = default_candidates(op, ranks, bytes, hosts);
+            candidates.push(Implementation::native(op));
+            candidates
+        })
+        .with_incumbent(move |op, ranks, bytes| {
+            let rule = prior
+                .as_ref()
+                .and_then(|t| t.lookup(op, ranks, bytes).cloned());
+            Some(rule.unwrap_or_else(|| Implementation::native(op)))
+        });
+    match config.model {
+        Some(link) => lottery.with_link(link),
+        None => lottery,
     }
 }
 

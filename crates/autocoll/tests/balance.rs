@@ -9,7 +9,7 @@ use std::time::Duration;
 use autocoll::balance::{Mode, Params, Status};
 use autocoll::check::{self, Case};
 use autocoll::select::lottery::{Key, Pool};
-use autocoll::select::state::{Fingerprint, Store, TableEntry};
+use autocoll::select::state::{Fingerprint, Learned, Store, TableEntry};
 use autocoll::{local, Collective, Communicator, Implementation, Shape, Tree};
 
 #[path = "support/tcp_threads.rs"]
@@ -180,7 +180,9 @@ fn issue17_state_files_without_tables_still_load_and_saves_keep_both() {
     store.save_tables(std::slice::from_ref(&entry)).unwrap();
     let key = Key::of(Collective::Bcast, 2, 64);
     let pool = Pool::new(vec!["bcast:chain".parse().unwrap()]);
-    store.save(&[(key, pool)].into_iter().collect()).unwrap();
+    store
+        .save(&[(key, Learned::of(&pool))].into_iter().collect())
+        .unwrap();
     let reread = Store::new(&state, fingerprint, true);
     assert_eq!(reread.load_tables(), [entry]);
     let text = std::fs::read_to_string(&state).unwrap();

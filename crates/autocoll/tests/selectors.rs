@@ -2,14 +2,14 @@
 //! implementation, its state survives runs, other programs' saves and
 //! corrupt files; a tuning table picks what it says.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use autocoll::observe::{Event, Observer, Stage};
 use autocoll::select::lottery::{Objective, Params, Pool};
-use autocoll::select::state::{Fingerprint, Store};
+use autocoll::select::state::{Fingerprint, Learned, Shared, Store};
 use autocoll::select::{Fold, Group, Lottery, Table};
-use autocoll::{local, Collective, Implementation, Op};
+use autocoll::{local, Collective, Communicator, Implementation, Op};
 
 #[derive(Default)]
 struct Calls(Mutex<Vec<(usize, u64, String)>>);
@@ -29,6 +29,26 @@ fn temp(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("autocoll-sel-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join("state.json")
+}
+
+/// The implementations rank 0 ran in a 3-rank job of `calls` allreduces
+/// of 50 KB, its selector set by `setup` on every rank.
+fn rank0_allreduces(calls: usize, setup: impl Fn(&mut Communicator) + Sync) -> Vec<String> {
+    let seen = Arc::new(Calls::default());
+    local::run(3, |mut comm| {
+        setup(&mut comm);
+        comm.set_observer(Some(seen.clone()));
+        for _ in 0..calls {
+            let mut out = vec![0.0f64; 6250];
+            comm.allreduce(&[1.0f64; 6250], &mut out, &Op::SUM).unwrap();
+        }
+    });
+    let calls = seen.0.lock().unwrap();
+    calls
+        .iter()
+        .filter(|c| c.0 == 0 && c.2.starts_with("allreduce"))
+        .map(|c| c.2.clone())
+        .collect()
 }
 
 #[test]
@@ -70,13 +90,13 @@ fn issue6_every_rank_runs_the_lottery_s_choice_and_gets_right_results() {
     }
 }
 
-fn pool_with(ids: &[(&str, f64, u32)]) -> Pool {
+fn pool_with(ids: &[(&str, f64, u32)]) -> Learned {
     let mut pool = Pool::new(ids.iter().map(|(id, _, _)| id.parse().unwrap()).collect());
     for (stats, &(_, mean, count)) in pool.candidates.iter_mut().zip(ids) {
         stats.mean_s = mean;
         stats.count = count;
     }
-    pool
+    Learned::of(&pool)
 }
 
 fn key(op: Collective, ranks: usize, bytes: usize) -> autocoll::select::lottery::Key {
@@ -115,14 +135,14 @@ fn issue6_state_round_trips_and_merges_with_another_programs_save() {
     a.save(&a_pools).unwrap();
     b.save(&b_pools).unwrap();
     let loaded = Store::new(&path, fp.clone(), true).load();
-    let bcast = &loaded[&k1];
+    let bcast = &loaded[&k1].candidates;
     assert_eq!((bcast[0].mean_s, bcast[0].count), (0.9, 11), "b's chain");
     assert_eq!(
         (bcast[1].mean_s, bcast[1].count),
         (2.5, 4),
         "a's flat survives b's save"
     );
-    assert_eq!(loaded[&k2][0].imp.to_string(), "reduce:binomial");
+    assert_eq!(loaded[&k2].candidates[0].imp.to_string(), "reduce:binomial");
     // Another fingerprint sees nothing of it, an inactive store neither.
     let other = Fingerprint::new(&["c".into()], "tcp");
     assert!(Store::new(&path, other, true).load().is_empty());
@@ -137,7 +157,11 @@ fn issue6_state_round_trips_and_merges_with_another_programs_save() {
 fn issue18_the_group_folds_the_ranks_values_to_rank0_by_maximum_or_mean() {
     local::run(4, |mut comm| {
         let r = comm.rank() as f64;
-        for (how, want) in [(Fold::Max, [3.0, 30.0]), (Fold::Mean, [1.5, 15.0])] {
+        for (how, want) in [
+            (Fold::Max, [3.0, 30.0]),
+            (Fold::Mean, [1.5, 15.0]),
+            (Fold::Min, [0.0, 0.0]),
+        ] {
             let mut v = [r, 10.0 * r];
             comm.fold_to_rank0(&mut v, how).unwrap();
             let expected = if comm.rank() == 0 {
@@ -206,14 +230,14 @@ fn issue6_a_resumed_candidate_the_run_never_measured_keeps_the_file_s_statistics
         "bcast:chain".parse().unwrap(),
         "bcast:flat".parse().unwrap(),
     ]);
-    pool.resume(&known[&k], &params);
+    pool.resume(&known[&k].candidates, &params);
     assert_eq!(pool.candidates[0].count, params.min_tries);
     pool.settle(1, &[2.5], &params);
     let mut now = BTreeMap::new();
-    now.insert(k, pool);
+    now.insert(k, Learned::of(&pool));
     store.save(&now).unwrap();
     let saved = Store::new(&path, fp, true).load();
-    let (chain, flat) = (&saved[&k][0], &saved[&k][1]);
+    let (chain, flat) = (&saved[&k].candidates[0], &saved[&k].candidates[1]);
     assert_eq!(
         (chain.mean_s, chain.count),
         (1.0, 52),
@@ -234,8 +258,7 @@ fn issue6_a_saved_state_is_picked_up_by_the_next_run() {
     let z =
         autocoll::select::lottery::default_candidates(Collective::Allreduce, 3, 50_000, 1).len();
     let run = |calls: usize| -> Vec<String> {
-        let seen = Arc::new(Calls::default());
-        local::run(3, |mut comm| {
+        rank0_allreduces(calls, |comm| {
             let fp = Fingerprint::new(&comm.hosts(), comm.transport_kind());
             let store = Store::new(&path, fp, comm.rank() == 0);
             // No drift restarts here: this test is about memory, not change.
@@ -244,18 +267,7 @@ fn issue6_a_saved_state_is_picked_up_by_the_next_run() {
                 ..Params::default()
             };
             comm.set_selector(Box::new(Lottery::new(params, 11).with_store(store)));
-            comm.set_observer(Some(seen.clone()));
-            for _ in 0..calls {
-                let mut out = vec![0.0f64; 6250];
-                comm.allreduce(&[1.0f64; 6250], &mut out, &Op::SUM).unwrap();
-            }
-        });
-        let calls = seen.0.lock().unwrap();
-        calls
-            .iter()
-            .filter(|c| c.0 == 0 && c.2.starts_with("allreduce"))
-            .map(|c| c.2.clone())
-            .collect()
+        })
     };
     let distinct = |calls: &[String]| {
         calls
@@ -308,4 +320,84 @@ fn issue6_a_table_picks_its_rules_and_defaults_elsewhere() {
         seen,
         vec!["bcast:chain:seg=1K".to_string(), default.to_string()]
     );
+}
+
+/// The allreduces rank 0 ran in a 3-rank job of `calls` calls whose
+/// lottery shares what it learns through `shared`, if given.
+fn allreduces_with(shared: Option<&Shared>, calls: usize) -> Vec<String> {
+    rank0_allreduces(calls, |comm| {
+        let mut lottery = Lottery::new(Params::default(), 7);
+        if let Some(shared) = shared {
+            lottery = lottery.with_shared(shared.clone());
+        }
+        comm.use_lottery_with(lottery, None);
+    })
+}
+
+#[test]
+fn a_new_communicator_starts_where_the_last_one_of_its_shape_got_to() {
+    let z =
+        autocoll::select::lottery::default_candidates(Collective::Allreduce, 3, 50_000, 1).len();
+    let warm_up = z * autocoll::select::lottery::TRY_CALLS as usize;
+    let distinct = |calls: &[String]| calls.iter().collect::<BTreeSet<_>>().len();
+    let shared = Shared::default();
+    let first = allreduces_with(Some(&shared), 150);
+    assert_eq!(distinct(&first[..warm_up]), z, "{first:?}");
+    // No state file: the next communicator of the shape, in the same
+    // process, resumes from the first one's pools.
+    let second = allreduces_with(Some(&shared), warm_up);
+    assert!(distinct(&second) < z, "{second:?}");
+    let alone = allreduces_with(None, warm_up);
+    assert_eq!(distinct(&alone), z, "without sharing it warms up again");
+}
+
+#[test]
+fn communicators_share_by_the_placement_of_their_ranks_not_by_host_names() {
+    let shape = |hosts: &[&str], transport: &str| {
+        let hosts: Vec<String> = hosts.iter().map(|h| h.to_string()).collect();
+        Fingerprint::new(&hosts, transport).shape()
+    };
+    // Two ranks a host, in blocks: the same shape on other hosts.
+    assert_eq!(
+        shape(&["a", "a", "b", "b"], "mpi"),
+        shape(&["c", "c", "d", "d"], "mpi")
+    );
+    // Ranks dealt round-robin over the hosts lie otherwise.
+    assert_ne!(
+        shape(&["a", "a", "b", "b"], "mpi"),
+        shape(&["a", "b", "a", "b"], "mpi")
+    );
+    // Another size, another transport: other shapes.
+    assert_ne!(shape(&["a", "a"], "mpi"), shape(&["a", "a", "a"], "mpi"));
+    assert_ne!(shape(&["a", "b"], "mpi"), shape(&["a", "b"], "tcp"));
+    // A file written before placements were kept reads as blocks.
+    let mut old = Fingerprint::new(&["a".into(), "a".into(), "b".into()], "tcp");
+    let blocks = old.shape();
+    old.placement.clear();
+    assert_eq!(old.shape(), blocks);
+}
+
+#[test]
+fn the_budget_s_accounts_add_up_over_programs_saving_in_turn() {
+    let path = temp("accounts");
+    let fp = Fingerprint::new(&["a".into(), "b".into()], "mpi");
+    let k = key(Collective::Bcast, 2, 1 << 20);
+    let with = |spent_s: f64, lost_s: f64| {
+        let mut l = pool_with(&[("bcast:chain", 1.0, 3)]);
+        (l.spent_s, l.lost_s) = (spent_s, lost_s);
+        BTreeMap::from([(k, l)])
+    };
+    Store::new(&path, fp.clone(), true)
+        .save(&with(10.0, 0.1))
+        .unwrap();
+    // Two programs start from the file's 10 s, and add 5 s and 2 s.
+    let mut a = Store::new(&path, fp.clone(), true);
+    let mut b = Store::new(&path, fp.clone(), true);
+    assert_eq!(a.load()[&k].spent_s, 10.0);
+    b.load();
+    a.save(&with(15.0, 0.2)).unwrap();
+    b.save(&with(12.0, 0.1)).unwrap();
+    let both = Store::new(&path, fp, true).load();
+    assert_eq!((both[&k].spent_s, both[&k].lost_s), (17.0, 0.2));
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }

@@ -520,13 +520,14 @@ impl Communicator {
     /// Uses `lottery` (with its own parameters and candidates) for every
     /// plain call, remembering what it learns in `state` if given, as
     /// [`Self::use_lottery`] does.
-    pub fn use_lottery_with(&mut self, lottery: Lottery, state: Option<PathBuf>) {
+    pub fn use_lottery_with(&mut self, mut lottery: Lottery, state: Option<PathBuf>) {
+        let fingerprint = Fingerprint::new(&self.hosts(), self.transport_kind())
+            .measuring(lottery.params().objective);
+        lottery.set_shape(fingerprint.shape());
         let Some(state) = state else {
             self.set_selector(Box::new(lottery));
             return;
         };
-        let fingerprint = Fingerprint::new(&self.hosts(), self.transport_kind())
-            .measuring(lottery.params().objective);
         let store = Store::new(state, fingerprint, self.rank() == 0);
         if let Some(balancer) = &mut self.balancer {
             balancer.attach_store(store.clone());
@@ -838,12 +839,17 @@ impl Group for Communicator {
         self.layout().map_or(1, Layout::host_count)
     }
 
+    fn ranks_layout(&self) -> Option<Arc<Layout>> {
+        self.layout.as_ref().ok().cloned()
+    }
+
     fn fold_to_rank0(&mut self, values: &mut [f64], how: Fold) -> Result<()> {
         let imp = Implementation::tree(Collective::Reduce, Shape::Binomial, None)?;
         let mine = values.to_vec();
         let op = match how {
             Fold::Max => Op::MAX,
             Fold::Mean => Op::SUM,
+            Fold::Min => Op::MIN,
         };
         self.unbalanced(|c| c.reduce_with(&imp, &mine, values, &op, 0))?;
         if how == Fold::Mean && self.rank() == 0 {

@@ -16,15 +16,16 @@
 //! message per two periods, and a reduction to rank 0 rather than an
 //! allreduce (P·log2 P messages) that would let every rank learn.
 
-use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use super::lottery::{Draw, Objective, Params, Pool, Rng, Stats};
-use super::state::Store;
+use super::estimate::{self, Cost, Link};
+use super::lottery::{Budget, Draw, Objective, Params, Pool, Rng};
+use super::state::{CommShape, Learned, Shared, Store};
 use super::{Collective, Fold, Group, Implementation, Selector};
 use crate::error::{Error, Result};
+use crate::layout::Layout;
 use crate::tree::Shape;
 
 /// What a pool is for.
@@ -44,12 +45,18 @@ impl Key {
         Key {
             op,
             ranks,
-            class: bytes.max(1).next_power_of_two().trailing_zeros(),
+            class: Key::class(bytes),
         }
+    }
+
+    /// The size class of `bytes`.
+    pub fn class(bytes: usize) -> u32 {
+        bytes.max(1).next_power_of_two().trailing_zeros()
     }
 }
 
 type Candidates = Box<dyn Fn(Collective, usize, usize) -> Vec<Implementation> + Send>;
+type Incumbent = Box<dyn Fn(Collective, usize, usize) -> Option<Implementation> + Send>;
 
 /// The paper's lottery scheduler as a selector.
 pub struct Lottery {
@@ -57,7 +64,19 @@ pub struct Lottery {
     /// The candidates of each new pool; `None` for [`default_candidates`].
     candidates: Option<Candidates>,
     pools: BTreeMap<Key, Pool>,
-    prior: HashMap<Key, Vec<Stats>>,
+    prior: HashMap<Key, Learned>,
+    /// The implementation that holds a new pool from its first call, where
+    /// there is one ([`Params::budget`]).
+    incumbent: Option<Incumbent>,
+    /// What the lotteries of this process learned, by communicator shape,
+    /// and this one's shape.
+    shared: Option<Shared>,
+    shape: Option<CommShape>,
+    /// The machine's model, where one is given; else fitted to what the
+    /// pools measured.
+    link: Option<Link>,
+    /// Candidates' costs by (ranks, size class, implementation).
+    costs: HashMap<(usize, u32, Implementation), Option<Cost>>,
     rng: Rng,
     store: Option<Store>,
     in_flight: Option<InFlight>,
@@ -142,6 +161,11 @@ impl Lottery {
             candidates: None,
             pools: BTreeMap::new(),
             prior: HashMap::new(),
+            incumbent: None,
+            shared: None,
+            shape: None,
+            link: None,
+            costs: HashMap::new(),
             rng: Rng::new(seed),
             store: None,
             in_flight: None,
@@ -156,6 +180,37 @@ impl Lottery {
     ) -> Self {
         self.candidates = Some(Box::new(f));
         self
+    }
+
+    /// Holds each new pool with `f(op, ranks, bytes)` from its first call
+    /// (added to the candidates if it is not one), and, under a budget,
+    /// tries the others only as the budget allows.
+    pub fn with_incumbent(
+        mut self,
+        f: impl Fn(Collective, usize, usize) -> Option<Implementation> + Send + 'static,
+    ) -> Self {
+        self.incumbent = Some(Box::new(f));
+        self
+    }
+
+    /// Starts each new pool where the last communicator of its shape in
+    /// `shared` got to, and keeps what this one learns there.
+    pub fn with_shared(mut self, shared: Shared) -> Self {
+        self.shared = Some(shared);
+        self
+    }
+
+    /// Predicts candidates' times with `link` instead of fitting a model
+    /// to what the pools measured.
+    pub fn with_link(mut self, link: Link) -> Self {
+        self.link = Some(link);
+        self
+    }
+
+    /// The shape of the communicator it selects for, under which it shares
+    /// what it learns (set by the communicator).
+    pub fn set_shape(&mut self, shape: CommShape) {
+        self.shape = Some(shape);
     }
 
     /// Starts from what `store` holds (on rank 0) and saves back to it.
@@ -187,27 +242,110 @@ impl Lottery {
         &self.pools
     }
 
-    fn pool(&mut self, key: Key, bytes: usize, hosts: usize) -> Result<&mut Pool> {
-        let slot = match self.pools.entry(key) {
-            Entry::Occupied(pool) => return Ok(pool.into_mut()),
-            Entry::Vacant(slot) => slot,
-        };
-        let candidates = match &self.candidates {
+    /// A pool for `key`'s calls, starting from what this shape's
+    /// communicators or the state file know, its incumbent set and, on
+    /// rank 0 under a budget, its candidates' predicted times.
+    fn new_pool(&mut self, key: Key, bytes: usize, group: &dyn Group) -> Result<Pool> {
+        let mut candidates = match &self.candidates {
             Some(f) => f(key.op, key.ranks, bytes),
-            None => default_candidates(key.op, key.ranks, bytes, hosts),
+            None => default_candidates(key.op, key.ranks, bytes, group.host_count()),
         };
-        let mut pool = Pool::new(candidates);
-        pool.set_home(&self.params);
-        if pool.candidates.is_empty() {
+        let incumbent = self
+            .incumbent
+            .as_ref()
+            .and_then(|f| f(key.op, key.ranks, bytes));
+        if let Some(imp) = incumbent.as_ref().filter(|imp| !candidates.contains(imp)) {
+            candidates.push(imp.clone());
+        }
+        if candidates.is_empty() {
             return Err(Error::Config(format!(
                 "the lottery has no candidates for {} at {bytes} bytes",
                 key.op
             )));
         }
-        if let Some(known) = self.prior.get(&key) {
-            pool.resume(known, &self.params);
+        let mut pool = Pool::new(candidates);
+        pool.set_home(&self.params);
+        if let Some(imp) = incumbent {
+            let index = pool.candidates.iter().position(|s| s.imp == imp);
+            pool.set_incumbent(index.expect("added above"));
         }
-        Ok(slot.insert(pool))
+        if let Some(known) = self.known(&key) {
+            pool.resume(&known.candidates, &self.params);
+            pool.spent_s = known.spent_s;
+            pool.lost_s = known.lost_s;
+        }
+        if let (Some(budget), 0) = (self.params.budget, group.rank()) {
+            self.predict(&mut pool, bytes, group, &budget);
+        }
+        Ok(pool)
+    }
+
+    /// What the communicators of this shape learned of `key`, else what
+    /// the state file held.
+    fn known(&self, key: &Key) -> Option<Learned> {
+        let shared = self.shared.as_ref().zip(self.shape.as_ref());
+        shared
+            .and_then(|(shared, shape)| shared.get(shape, key))
+            .or_else(|| self.prior.get(key).cloned())
+    }
+
+    /// Sets the pool's predicted times, from the given model or one fitted
+    /// to the times measured so far; none without a layout or a model.
+    fn predict(&mut self, pool: &mut Pool, bytes: usize, group: &dyn Group, budget: &Budget) {
+        let Some(layout) = group.ranks_layout() else {
+            return;
+        };
+        let Some(link) = self.link.or_else(|| self.fitted(&layout)) else {
+            return;
+        };
+        let class = Key::class(bytes);
+        let times: Vec<Option<f64>> = pool
+            .candidates
+            .iter()
+            .map(|s| self.cost(&s.imp, &layout, class).map(|c| link.time(&c)))
+            .collect();
+        pool.set_predictions(&times, budget.model_slack);
+    }
+
+    /// What `imp` asks of the machine at size class `class`, worked out
+    /// once: a cost replays the algorithm's messages, and fitting asks
+    /// for every measured candidate's at each new pool.
+    fn cost(&mut self, imp: &Implementation, layout: &Layout, class: u32) -> Option<Cost> {
+        let key = (layout.size(), class, imp.clone());
+        if let Some(known) = self.costs.get(&key) {
+            return *known;
+        }
+        let bytes = 1usize << class.min(40);
+        let cost = estimate::cost(imp, layout, bytes);
+        self.costs.insert(key, cost);
+        cost
+    }
+
+    /// A model fitted to every average measured on this communicator's
+    /// size, here and in what it resumed from: each candidate's cost at
+    /// its pool's size class against its average.
+    fn fitted(&mut self, layout: &Layout) -> Option<Link> {
+        let mut learned: BTreeMap<Key, Learned> =
+            self.prior.iter().map(|(k, l)| (*k, l.clone())).collect();
+        if let (Some(shared), Some(shape)) = (&self.shared, &self.shape) {
+            learned.extend(shared.pools(shape));
+        }
+        learned.extend(self.pools.iter().map(|(k, p)| (*k, Learned::of(p))));
+        let measured: Vec<(u32, Implementation, f64)> = learned
+            .iter()
+            .filter(|(key, _)| key.ranks == layout.size())
+            .flat_map(|(key, l)| {
+                l.candidates
+                    .iter()
+                    .filter(|s| s.count >= self.params.min_tries && s.mean_s > 0.0)
+                    .map(move |s| (key.class, s.imp.clone(), s.mean_s))
+            })
+            .collect();
+        let points: Vec<(Cost, f64)> = measured
+            .into_iter()
+            .filter_map(|(class, imp, mean)| Some((self.cost(&imp, layout, class)?, mean)))
+            .collect();
+        Link::fit(&points)
     }
 }
 
@@ -216,24 +354,25 @@ impl Lottery {
     /// 0, which feeds them to `key`'s pool.
     fn learn(&mut self, group: &mut dyn Group, key: Key) -> Result<()> {
         let mut ended = std::mem::take(self.recorded.entry(key).or_default());
-        // A barrier is there to line the ranks up: the mean of their times in it
-        // is mostly the early arrivers' wait, which no implementation
-        // changes, and favours one that lets ranks go at scattered times.
-        let objective = match key.op {
-            Collective::Barrier => Objective::Slowest,
-            _ => self.params.objective,
-        };
-        let times = agreed_times(group, &ended, objective)?;
+        let measure = Measure::of(key.op, self.params.objective);
+        let times = agreed_times(group, &ended, measure)?;
         let params = &self.params;
         let pool = self
             .pools
             .get_mut(&key)
             .expect("a pool exists before its first draw");
-        let periods = ended.periods.iter().zip(&times);
-        pool.settle_all(
-            periods.map(|(period, t)| (period.index, period.clean(t))),
+        let periods = || ended.periods.iter().zip(&times);
+        pool.charge(
+            periods().map(|(period, t)| (period.index, &t[..], period.switched)),
             params,
         );
+        pool.settle_all(
+            periods().map(|(period, t)| (period.index, period.clean(t))),
+            params,
+        );
+        if let (Some(shared), Some(shape), false) = (&self.shared, &self.shape, times.is_empty()) {
+            shared.put(shape, key, Learned::of(pool));
+        }
         ended.periods.clear();
         ended.calls.clear();
         self.recorded.insert(key, ended);
@@ -249,24 +388,50 @@ impl Lottery {
     }
 }
 
+/// How a call's time is read from the ranks' times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Measure {
+    /// [`Objective::Slowest`]: with one clock, the call's span (latest
+    /// leave − earliest enter over all ranks, the truth's measure);
+    /// without, the slowest rank's own time, which a rank that entered
+    /// late may understate.
+    Slowest,
+    /// [`Objective::Mean`]: the mean of the ranks' own times.
+    Mean,
+    /// A barrier's: the fastest rank's own time, that of the last to
+    /// arrive. A barrier is there to line the ranks up: every other
+    /// measure is mostly the early arrivers' wait, which no implementation
+    /// changes and which depends on what the program did before (a
+    /// program's first barriers after uneven work waited milliseconds, its
+    /// barriers back to back a fifth of one, and a tree tried only back to
+    /// back looked faster than the MPI library's own, measured in both).
+    Last,
+}
+
+impl Measure {
+    fn of(op: Collective, objective: Objective) -> Measure {
+        match (op, objective) {
+            (Collective::Barrier, _) => Measure::Last,
+            (_, Objective::Slowest) => Measure::Slowest,
+            (_, Objective::Mean) => Measure::Mean,
+        }
+    }
+}
+
 /// The times of the ended periods' calls over all ranks, at rank 0, one
-/// list per period (other ranks get no lists), as `objective` measures
-/// them. [`Objective::Slowest`] with one clock: each call's span, latest
-/// leave − earliest enter over all ranks, the truth's measure (the enter
-/// times are negated so that one maximum serves both); without, the
-/// slowest rank's own time in the call, which a rank that entered late may
-/// understate. [`Objective::Mean`]: the mean of the ranks' own times.
+/// list per period (other ranks get no lists), as `measure` reads them
+/// (the span's enter times are negated so that one maximum serves both).
 fn agreed_times(
     group: &mut dyn Group,
     recorded: &Recorded,
-    objective: Objective,
+    measure: Measure,
 ) -> Result<Vec<Vec<f64>>> {
     let raw = &recorded.calls;
     if raw.is_empty() {
         return Ok(Vec::new());
     }
     let n = raw.len();
-    let span = objective == Objective::Slowest && group.shared_clock();
+    let span = measure == Measure::Slowest && group.shared_clock();
     let mut v: Vec<f64> = if span {
         let leaves = raw.iter().map(|&(_, leave)| leave as f64);
         let enters = raw.iter().map(|&(enter, _)| -(enter as f64));
@@ -276,9 +441,10 @@ fn agreed_times(
             .map(|&(e, l)| l.saturating_sub(e) as f64)
             .collect()
     };
-    let fold = match objective {
-        Objective::Slowest => Fold::Max,
-        Objective::Mean => Fold::Mean,
+    let fold = match measure {
+        Measure::Slowest => Fold::Max,
+        Measure::Mean => Fold::Mean,
+        Measure::Last => Fold::Min,
     };
     group.fold_to_rank0(&mut v, fold)?;
     if group.rank() != 0 {
@@ -301,19 +467,25 @@ impl Selector for Lottery {
         bytes: usize,
     ) -> Result<Implementation> {
         let key = Key::of(op, group.size(), bytes);
-        let hosts = group.host_count();
-        let pool = self.pool(key, bytes, hosts)?;
-        if let Some(index) = pool.next_call() {
-            // Most calls end here: one lookup of the pool, not two.
-            let (call, imp) = InFlight::of(pool, key, index, false);
-            self.in_flight = Some(call);
-            return Ok(imp);
+        match self.pools.get_mut(&key) {
+            Some(pool) => {
+                if let Some(index) = pool.next_call() {
+                    // Most calls end here: one lookup of the pool, not two.
+                    let (call, imp) = InFlight::of(pool, key, index, false);
+                    self.in_flight = Some(call);
+                    return Ok(imp);
+                }
+            }
+            None => {
+                let pool = self.new_pool(key, bytes, group)?;
+                self.pools.insert(key, pool);
+            }
         }
         self.learn(group, key)?;
         let params = self.params.clone();
         let slots = params.slots();
         let us: Vec<f64> = (0..slots).map(|_| self.rng.uniform()).collect();
-        let pool = self.pool(key, bytes, hosts)?;
+        let pool = self.pools.get_mut(&key).expect("made above");
         let mut msg = vec![0u64; 2 * slots];
         if group.rank() == 0 {
             for (slot, d) in pool.draw_ahead(&us, &params).iter().enumerate() {
@@ -353,11 +525,21 @@ impl Selector for Lottery {
         }
     }
 
+    /// Saves every pool of this communicator's shape that the process
+    /// learned, or this lottery's own without a [`Shared`].
     fn save(&mut self) -> Result<()> {
-        match &self.store {
-            Some(store) => store.save(&self.pools),
-            None => Ok(()),
-        }
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        let pools = match (&self.shared, &self.shape) {
+            (Some(shared), Some(shape)) => shared.pools(shape),
+            _ => self
+                .pools
+                .iter()
+                .map(|(k, p)| (*k, Learned::of(p)))
+                .collect(),
+        };
+        store.save(&pools)
     }
 }
 
@@ -430,6 +612,7 @@ pub fn default_candidates(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::select::Algorithm;
 
     #[test]
     fn a_draw_message_names_candidates_and_a_zero_ttl_ends_it() {
@@ -496,6 +679,69 @@ mod tests {
         }
     }
 
+    /// One rank standing for 8 hosts of one rank each.
+    struct Eight(std::sync::Arc<Layout>);
+
+    impl Group for Eight {
+        fn rank(&self) -> usize {
+            0
+        }
+        fn size(&self) -> usize {
+            8
+        }
+        fn shared_clock(&self) -> bool {
+            true
+        }
+        fn host_count(&self) -> usize {
+            8
+        }
+        fn ranks_layout(&self) -> Option<std::sync::Arc<Layout>> {
+            Some(self.0.clone())
+        }
+        fn fold_to_rank0(&mut self, _: &mut [f64], _: Fold) -> Result<()> {
+            Ok(())
+        }
+        fn share_rank0(&mut self, _: &mut [u64]) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn under_a_budget_the_incumbent_holds_and_the_model_rules_out_what_cannot_win() {
+        let hosts = (0..8).map(|h| format!("h{h}")).collect();
+        let mut group = Eight(std::sync::Arc::new(Layout::of_hosts(hosts).unwrap()));
+        let params = Params {
+            budget: Some(Budget::default()),
+            ..Params::default()
+        };
+        // 100 Mbit/s links; the MPI library's own allgather of 1 MiB
+        // blocks at a ring's 0.62 s.
+        let link = Link::from_ns(43_000.0, 84.0, 0.44);
+        let mut lottery = Lottery::new(params, 3)
+            .with_incumbent(|op, _, _| Some(Implementation::native(op)))
+            .with_link(link);
+        let op = Collective::Allgather;
+        let (mut clock, mut used) = (0u64, Vec::new());
+        for _ in 0..3000 {
+            let imp = lottery.select(&mut group, op, 1 << 20).unwrap();
+            let took = match imp.algorithm {
+                Algorithm::Native => 620_000_000,
+                _ => 700_000_000,
+            };
+            lottery.record(&imp, 1 << 20, clock, clock + took);
+            clock += took;
+            used.push(imp);
+        }
+        assert!(used[..31].iter().all(|i| i.algorithm == Algorithm::Native));
+        let tried: std::collections::BTreeSet<String> =
+            used.iter().map(|i| i.to_string()).collect();
+        assert!(tried.len() > 1, "something was tried: {tried:?}");
+        assert!(
+            !tried.iter().any(|t| t.starts_with("allgather:flat")),
+            "flat sends 56 MiB through one link: {tried:?}"
+        );
+    }
+
     /// Rank 0 of a job with one clock, alone: a fold leaves the values
     /// as they are and is noted.
     struct Noting(Vec<Fold>);
@@ -533,12 +779,17 @@ mod tests {
         };
         let mut group = Noting(Vec::new());
         let own = [vec![3000.0 * 1e-9, 2000.0 * 1e-9]];
-        let mean = agreed_times(&mut group, &recorded, Objective::Mean).unwrap();
+        let mean = agreed_times(&mut group, &recorded, Measure::Mean).unwrap();
         assert_eq!(mean, own);
-        let slowest = agreed_times(&mut group, &recorded, Objective::Slowest).unwrap();
+        let slowest = agreed_times(&mut group, &recorded, Measure::Slowest).unwrap();
         // On one clock, the span: −enter folds with leave in one maximum.
         assert_eq!(slowest, own);
-        assert_eq!(group.0, [Fold::Mean, Fold::Max]);
+        let last = agreed_times(&mut group, &recorded, Measure::Last).unwrap();
+        assert_eq!(last, own);
+        assert_eq!(group.0, [Fold::Mean, Fold::Max, Fold::Min]);
+        let any = Objective::Slowest;
+        assert_eq!(Measure::of(Collective::Barrier, any), Measure::Last);
+        assert_eq!(Measure::of(Collective::Bcast, any), Measure::Slowest);
     }
 
     #[test]

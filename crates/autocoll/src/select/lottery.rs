@@ -41,6 +41,11 @@
 //! exploration resume. A period that is that slow over more than its last
 //! quarter counts too (the median of its second half), from that half.
 //!
+//! With [`Params::budget`] a pool has an incumbent that holds from the
+//! first call, and every other candidate is tried only as a budget of the
+//! pool's own time allows and a model of the machine rates it able to win
+//! ([`Budget`]).
+//!
 //! This module is pure: no clock, no I/O, a seeded generator. The
 //! communicator supplies the times and carries the draws between ranks.
 
@@ -63,7 +68,7 @@ pub enum Policy {
 }
 
 /// What a call's time is, for the lottery: the measure it minimises.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Objective {
     /// The call as a whole: its span on a shared clock (first enter to
@@ -146,6 +151,11 @@ pub struct Params {
     /// `min_tries`): its average is what every other one must beat.
     #[serde(default = "default_home_tries")]
     pub home_tries: u32,
+    /// What exploring may cost, for pools with an incumbent
+    /// ([`Pool::set_incumbent`]): `None` explores as the paper does, every
+    /// candidate tried from the start.
+    #[serde(default)]
+    pub budget: Option<Budget>,
 }
 
 fn default_home_margin() -> f64 {
@@ -157,6 +167,12 @@ fn default_home_tries() -> u32 {
 }
 
 impl Params {
+    /// A draw's time-to-live at `share` of the tickets, as the paper has
+    /// it: 1 + ⌊ttl_scale × share⌋.
+    fn usual_ttl(&self, share: f64) -> u32 {
+        1 + (self.ttl_scale * share).floor() as u32
+    }
+
     /// Draws one message has room for: the lottery's `ahead`, and at least
     /// [`WARM_UP_SLOTS`] for the warm-up's.
     pub fn slots(&self) -> usize {
@@ -202,6 +218,7 @@ impl Default for Params {
             objective: Objective::Slowest,
             home_margin: 0.05,
             home_tries: 10,
+            budget: None,
         }
     }
 }
@@ -237,6 +254,10 @@ pub struct Stats {
     /// The next time replaces the average instead of joining it.
     #[serde(skip)]
     pub stale: bool,
+    /// Not tried again in this run: a call of it took more than
+    /// [`Budget::far`] times the best's average.
+    #[serde(skip)]
+    pub banned: bool,
 }
 
 impl Stats {
@@ -250,6 +271,7 @@ impl Stats {
             readmit_in: None,
             strikes: 0,
             stale: false,
+            banned: false,
         }
     }
 
@@ -326,6 +348,32 @@ pub struct Pool {
     /// ([`Params::home_margin`]), once [`Pool::set_home`] is called.
     #[serde(skip)]
     home: Option<(usize, f64)>,
+    /// Seconds the pool's calls took, over every run it resumes.
+    #[serde(default)]
+    pub spent_s: f64,
+    /// Seconds its calls of candidates other than the best took beyond
+    /// the best's average, over every run it resumes.
+    #[serde(default)]
+    pub lost_s: f64,
+    /// The candidate that holds from the first call, under a budget.
+    #[serde(skip)]
+    incumbent: Option<usize>,
+    /// Per candidate, the least average a model allows it: a candidate is
+    /// tried only while that is below the best's average.
+    #[serde(skip)]
+    floor: Vec<Option<f64>>,
+    /// An average of what the best's first call after a switch took beyond
+    /// its average: what a draw message costs.
+    #[serde(skip)]
+    switch_s: f64,
+    /// Whether a period of the best has been settled in this run without
+    /// drift: until then its average may be another run's, and it is not
+    /// held longer than usual.
+    #[serde(skip)]
+    steady: bool,
+    /// The candidate of the last period charged.
+    #[serde(skip)]
+    last_period: Option<usize>,
 }
 
 /// A draw: which candidate, for how many calls.
@@ -350,6 +398,13 @@ impl Pool {
             exploring: false,
             calls: 0,
             home: None,
+            spent_s: 0.0,
+            lost_s: 0.0,
+            incumbent: None,
+            floor: Vec::new(),
+            switch_s: 0.0,
+            steady: false,
+            last_period: None,
         }
     }
 
@@ -493,6 +548,7 @@ impl Pool {
             self.restart_after_drift(index, changed, p);
             return;
         }
+        self.steady |= best == Some(index);
         let s = &mut self.candidates[index];
         for &t in times {
             let warm = s.count >= p.min_tries;
@@ -523,6 +579,7 @@ impl Pool {
     }
 
     fn restart_after_drift(&mut self, index: usize, times: &[f64], p: &Params) {
+        self.steady = false;
         for (i, s) in self.candidates.iter_mut().enumerate() {
             s.excluded_until = None;
             if i == index {
@@ -538,11 +595,11 @@ impl Pool {
 
     fn update_exclusions(&mut self, p: &Params) {
         let Some(best) = self.best() else { return };
-        if self
-            .candidates
-            .iter()
-            .any(|s| s.count < p.min_tries && s.excluded_until.is_none())
-        {
+        let untried = |i: usize| {
+            let s = &self.candidates[i];
+            s.count < p.min_tries && s.excluded_until.is_none() && self.may_try(i)
+        };
+        if (0..self.candidates.len()).any(untried) {
             return;
         }
         let (b_mean, b_var) = (self.candidates[best].mean_s, self.candidates[best].var_s2);
@@ -593,10 +650,11 @@ impl Pool {
     }
 
     fn open(&self, i: usize) -> bool {
-        match self.candidates[i].excluded_until {
+        let due = match self.candidates[i].excluded_until {
             None => true,
             Some(until) => self.calls >= until,
-        }
+        };
+        due && self.may_try(i)
     }
 
     /// The least-tried open candidate while any has fewer than `min_tries`
@@ -604,9 +662,17 @@ impl Pool {
     /// proper, instead of waiting for chance to reach it.
     fn warm_up(&self, p: &Params, planned: &[u32]) -> Option<usize> {
         let tries = |i: usize| self.candidates[i].count + planned.get(i).copied().unwrap_or(0);
+        // Least tried first; among those, the one a model rates fastest.
+        let floor = |i: usize| {
+            self.floor
+                .get(i)
+                .copied()
+                .flatten()
+                .unwrap_or(f64::INFINITY)
+        };
         (0..self.candidates.len())
             .filter(|&i| self.open(i) && tries(i) < self.tries_wanted(i, p))
-            .min_by_key(|&i| tries(i))
+            .min_by(|&a, &b| tries(a).cmp(&tries(b)).then(floor(a).total_cmp(&floor(b))))
     }
 
     /// Lets left-out candidates whose time is up back in for one trial (the
@@ -633,6 +699,9 @@ impl Pool {
     pub fn draw_ahead(&mut self, us: &[f64], p: &Params) -> Vec<Draw> {
         // Readmission is timed in calls, and no call runs between these draws.
         self.readmit(p);
+        if let (Some(budget), Some(incumbent)) = (p.budget, self.incumbent) {
+            return self.budgeted_draws(us, p, budget, incumbent);
+        }
         let mut out = Vec::with_capacity(us.len());
         let mut planned = vec![0u32; self.candidates.len()];
         for &u in us {
@@ -688,7 +757,7 @@ impl Pool {
             // A readmitted candidate gets its one trial, then is judged again.
             self.candidates[index].excluded_until = None;
         }
-        let usual = |share: f64| 1 + (p.ttl_scale * share).floor() as u32;
+        let usual = |share: f64| p.usual_ttl(share);
         let ttl = match self.alone() {
             true => {
                 let due = self
@@ -754,6 +823,9 @@ impl Rng {
         }
     }
 }
+
+mod budget;
+pub use budget::Budget;
 
 #[cfg(test)]
 mod tests;

@@ -7,11 +7,15 @@
 //! of small fixed collectives that never come back here. Three ship:
 //! [`Fixed`] (MPI-like defaults), [`Table`] (a tuning file from `autocoll
 //! tune`) and [`Lottery`] (learns at run time, and can keep what it learned
-//! in a [`state`] file). Every [`Implementation`] has one text id, the name
-//! the command, tuning files and results use, and [`export`] writes a table
-//! as Open MPI's and MPICH's selection files.
+//! in a [`state`] file, shared by communicators of one shape). Under a
+//! budget the lottery tries a candidate only where [`estimate`], a model
+//! of the machine, says it could beat the incumbent. Every
+//! [`Implementation`] has one text id, the name the command, tuning files
+//! and results use, and [`export`] writes a table as Open MPI's and
+//! MPICH's selection files.
 
 mod adaptive;
+pub mod estimate;
 pub mod export;
 mod implementation;
 pub mod lottery;
@@ -43,8 +47,13 @@ pub trait Group {
     fn host_count(&self) -> usize {
         1
     }
-    /// Replaces every value on rank 0 by its maximum or its mean over all
-    /// ranks, as `how` says (the other ranks' values are left as they
+    /// Where the ranks run, when that is known (a model's predictions need
+    /// it).
+    fn ranks_layout(&self) -> Option<std::sync::Arc<crate::layout::Layout>> {
+        None
+    }
+    /// Replaces every value on rank 0 by its maximum, mean or minimum over
+    /// all ranks, as `how` says (the other ranks' values are left as they
     /// were).
     fn fold_to_rank0(&mut self, values: &mut [f64], how: Fold) -> Result<()>;
     /// Replaces `values` on every rank by rank 0's.
@@ -58,6 +67,8 @@ pub enum Fold {
     Max,
     /// The mean over all ranks.
     Mean,
+    /// The minimum over all ranks.
+    Min,
 }
 
 /// Chooses the implementation of each call and learns from its time.

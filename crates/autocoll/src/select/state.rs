@@ -1,7 +1,15 @@
-//! The lottery's memory across runs: a JSON file holding, per run
-//! fingerprint (hosts, ranks per host, transport, autocoll version), the
-//! statistics of every pool, and the virtual-rank tables the balancer
-//! learned (files older than the balancer have none, and load as before).
+//! The lottery's memory across runs: a JSON file holding, per
+//! communicator shape (the placement of its ranks over hosts, the
+//! transport, autocoll's version, the objective), the statistics and
+//! budget of every pool, and the virtual-rank tables the balancer learned
+//! (files older than the balancer have none, and load as before).
+//!
+//! A shape, not a set of hosts: communicators of one size whose ranks lie
+//! over hosts alike (rank i on the same host as rank j in both) share what
+//! they learn, whichever hosts those are, so the row communicators of a
+//! grid and the next night's run on other nodes start from it. Host names
+//! are kept in the file for the reader, and not compared. Within a run,
+//! [`Shared`] carries it from one communicator of a shape to the next.
 //!
 //! Saving takes an exclusive lock on `<file>.lock`, reads what is there now,
 //! merges this run's pools into it and replaces the file atomically. The
@@ -15,6 +23,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +50,21 @@ pub struct Fingerprint {
     /// slowest rank).
     #[serde(default)]
     pub objective: Objective,
+    /// Per rank, its host's index among `hosts` (files that lack it had
+    /// each host's ranks one after another).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<usize>,
+}
+
+/// What makes two communicators share what they learn: their ranks'
+/// placement over hosts (host indices in order of first appearance),
+/// their transport, autocoll's version and the objective.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CommShape {
+    placement: Vec<usize>,
+    transport: String,
+    version: String,
+    objective: Objective,
 }
 
 impl Fingerprint {
@@ -48,10 +72,15 @@ impl Fingerprint {
     pub fn new(hosts: &[String], transport: &str) -> Self {
         let mut distinct: Vec<String> = Vec::new();
         let mut counts: Vec<usize> = Vec::new();
+        let mut placement = Vec::with_capacity(hosts.len());
         for h in hosts {
             match distinct.iter().position(|d| d == h) {
-                Some(i) => counts[i] += 1,
+                Some(i) => {
+                    counts[i] += 1;
+                    placement.push(i);
+                }
                 None => {
+                    placement.push(distinct.len());
                     distinct.push(h.clone());
                     counts.push(1);
                 }
@@ -63,6 +92,23 @@ impl Fingerprint {
             transport: transport.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             objective: Objective::default(),
+            placement,
+        }
+    }
+
+    /// The shape of the communicator it describes.
+    pub fn shape(&self) -> CommShape {
+        let placement = match self.placement.is_empty() {
+            false => self.placement.clone(),
+            true => (0..self.ranks_per_host.len())
+                .flat_map(|h| std::iter::repeat_n(h, self.ranks_per_host[h]))
+                .collect(),
+        };
+        CommShape {
+            placement,
+            transport: self.transport.clone(),
+            version: self.version.clone(),
+            objective: self.objective,
         }
     }
 
@@ -101,7 +147,65 @@ pub struct TableEntry {
 #[derive(Serialize, Deserialize)]
 struct Entry {
     key: Key,
-    candidates: Vec<Stats>,
+    #[serde(flatten)]
+    learned: Learned,
+}
+
+/// What the lottery learned of one pool: its candidates, and its budget's
+/// accounts ([`super::lottery::Budget`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Learned {
+    /// The candidates, as [`Pool::saved`] gives them.
+    pub candidates: Vec<Stats>,
+    /// Seconds the pool's calls took.
+    #[serde(default)]
+    pub spent_s: f64,
+    /// Seconds lost to candidates slower than the best.
+    #[serde(default)]
+    pub lost_s: f64,
+}
+
+impl Learned {
+    /// What `pool` has learned, as the state keeps it.
+    pub fn of(pool: &Pool) -> Learned {
+        Learned {
+            candidates: pool.saved(),
+            spent_s: pool.spent_s,
+            lost_s: pool.lost_s,
+        }
+    }
+}
+
+type Pools = BTreeMap<Key, Learned>;
+
+/// What the lotteries of a process learned, by communicator shape: a new
+/// communicator starts where the last one of its shape got to. Cloning
+/// shares it.
+#[derive(Clone, Debug, Default)]
+pub struct Shared(Arc<Mutex<HashMap<CommShape, Pools>>>);
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<CommShape, Pools>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What a communicator of `shape` learned of `key`'s pool.
+    pub fn get(&self, shape: &CommShape, key: &Key) -> Option<Learned> {
+        self.lock().get(shape)?.get(key).cloned()
+    }
+
+    /// Keeps what a communicator of `shape` learned of `key`'s pool.
+    pub fn put(&self, shape: &CommShape, key: Key, learned: Learned) {
+        self.lock()
+            .entry(shape.clone())
+            .or_default()
+            .insert(key, learned);
+    }
+
+    /// Every pool learned for `shape`.
+    pub fn pools(&self, shape: &CommShape) -> Pools {
+        self.lock().get(shape).cloned().unwrap_or_default()
+    }
 }
 
 /// Where a lottery keeps its state, for one run fingerprint. Only the rank
@@ -111,7 +215,7 @@ pub struct Store {
     path: PathBuf,
     fingerprint: Fingerprint,
     active: bool,
-    loaded: HashMap<Key, Vec<Stats>>,
+    loaded: HashMap<Key, Learned>,
 }
 
 impl Store {
@@ -131,33 +235,39 @@ impl Store {
         &self.path
     }
 
-    /// What the file knows of this fingerprint's pools; empty (with a
-    /// warning on standard error) when the file is unreadable. The store
+    /// The shape of the communicators whose pools it keeps.
+    pub fn shape(&self) -> CommShape {
+        self.fingerprint.shape()
+    }
+
+    /// What the file knows of this shape's pools; empty (with a warning
+    /// on standard error) when the file is unreadable. The store
     /// remembers it, to tell at `save` what this run changed.
-    pub fn load(&mut self) -> HashMap<Key, Vec<Stats>> {
+    pub fn load(&mut self) -> HashMap<Key, Learned> {
         self.loaded = self.read_pools();
         self.loaded.clone()
     }
 
-    fn read_pools(&self) -> HashMap<Key, Vec<Stats>> {
+    fn read_pools(&self) -> HashMap<Key, Learned> {
         self.read_runs()
             .into_iter()
             .flat_map(|r| r.pools)
-            .map(|e| (e.key, e.candidates))
+            .map(|e| (e.key, e.learned))
             .collect()
     }
 
-    /// This fingerprint's runs in the file (none when inactive, or, with a
+    /// This shape's runs in the file (none when inactive, or, with a
     /// warning, when the file is unreadable).
     fn read_runs(&self) -> Vec<Run> {
         if !self.active {
             return Vec::new();
         }
+        let shape = self.fingerprint.shape();
         match read(&self.path) {
             Ok(file) => file
                 .runs
                 .into_iter()
-                .filter(|r| r.fingerprint == self.fingerprint)
+                .filter(|r| r.fingerprint.shape() == shape)
                 .collect(),
             Err(why) => {
                 warn(&self.path, &why);
@@ -176,7 +286,7 @@ impl Store {
     }
 
     /// Merges `pools` into the file under a lock and replaces it atomically.
-    pub fn save(&self, pools: &BTreeMap<Key, Pool>) -> Result<()> {
+    pub fn save(&self, pools: &BTreeMap<Key, Learned>) -> Result<()> {
         if !self.active || pools.is_empty() {
             return Ok(());
         }
@@ -279,9 +389,14 @@ fn untouched(loaded: &Stats, ours: &Stats) -> bool {
         && loaded.strikes == ours.strikes
 }
 
-/// The file's run of `fingerprint`, added if missing.
+/// The file's run of `fingerprint`'s shape, added if missing.
 fn run_of<'f>(file: &'f mut File, fingerprint: &Fingerprint) -> &'f mut Run {
-    match file.runs.iter().position(|r| &r.fingerprint == fingerprint) {
+    let shape = fingerprint.shape();
+    match file
+        .runs
+        .iter()
+        .position(|r| r.fingerprint.shape() == shape)
+    {
         Some(i) => &mut file.runs[i],
         None => {
             file.runs.push(Run {
@@ -294,31 +409,37 @@ fn run_of<'f>(file: &'f mut File, fingerprint: &Fingerprint) -> &'f mut Run {
     }
 }
 
+/// Merges this run's `pools` into the file's: per candidate as
+/// [`untouched`] says; the budget's accounts by what this run added to
+/// what it loaded, so that two programs saving in turn both count.
 fn merge(
     file: &mut File,
     fingerprint: &Fingerprint,
-    pools: &BTreeMap<Key, Pool>,
-    loaded: &HashMap<Key, Vec<Stats>>,
+    pools: &BTreeMap<Key, Learned>,
+    loaded: &HashMap<Key, Learned>,
 ) {
     let run = run_of(file, fingerprint);
-    for (key, pool) in pools {
-        let saved = pool.saved();
-        match run.pools.iter_mut().find(|e| &e.key == key) {
-            None => run.pools.push(Entry {
+    for (key, ours) in pools {
+        let Some(entry) = run.pools.iter_mut().find(|e| &e.key == key) else {
+            run.pools.push(Entry {
                 key: *key,
-                candidates: saved,
-            }),
-            Some(entry) => {
-                let before = loaded.get(key);
-                for ours in &saved {
-                    let unchanged = before.is_some_and(|b| b.iter().any(|s| untouched(s, ours)));
-                    match entry.candidates.iter_mut().find(|s| s.imp == ours.imp) {
-                        Some(_) if unchanged => {}
-                        Some(theirs) => *theirs = ours.clone(),
-                        None => entry.candidates.push(ours.clone()),
-                    }
-                }
+                learned: ours.clone(),
+            });
+            continue;
+        };
+        let before = loaded.get(key);
+        for stats in &ours.candidates {
+            let unchanged =
+                before.is_some_and(|b| b.candidates.iter().any(|s| untouched(s, stats)));
+            let theirs = &mut entry.learned.candidates;
+            match theirs.iter_mut().find(|s| s.imp == stats.imp) {
+                Some(_) if unchanged => {}
+                Some(theirs) => *theirs = stats.clone(),
+                None => theirs.push(stats.clone()),
             }
         }
+        let (spent, lost) = before.map_or((0.0, 0.0), |b| (b.spent_s, b.lost_s));
+        entry.learned.spent_s += (ours.spent_s - spent).max(0.0);
+        entry.learned.lost_s += (ours.lost_s - lost).max(0.0);
     }
 }
