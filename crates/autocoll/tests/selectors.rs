@@ -401,3 +401,35 @@ fn the_budget_s_accounts_add_up_over_programs_saving_in_turn() {
     assert_eq!((both[&k].spent_s, both[&k].lost_s), (17.0, 0.2));
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
+
+#[test]
+fn calls_fewer_than_a_hold_are_learnt_from_when_the_communicator_ends() {
+    let shared = Shared::default();
+    let budgeted = Params {
+        budget: Some(autocoll::select::lottery::Budget::default()),
+        ..Params::default()
+    };
+    local::run(3, |mut comm| {
+        let lottery = Lottery::new(budgeted.clone(), 5)
+            .with_incumbent(|op, _, _| {
+                Implementation::tree(op, autocoll::Shape::Binomial, None).ok()
+            })
+            .with_shared(shared.clone());
+        comm.use_lottery_with(lottery, None);
+        for _ in 0..10 {
+            comm.bcast(&mut [1u8; 100], 0).unwrap();
+        }
+    });
+    let hosts = vec!["localhost".to_string(); 3];
+    let shape = Fingerprint::new(&hosts, "local").shape();
+    let learned = shared.pools(&shape);
+    let pool = &learned[&key(Collective::Bcast, 3, 100)];
+    // The first call came after the draw message that began the hold; the
+    // other nine are learnt from, and all ten are in the budget's account.
+    let binomial = pool
+        .candidates
+        .iter()
+        .find(|s| s.imp.to_string() == "bcast:binomial");
+    assert_eq!(binomial.map(|s| s.count), Some(9), "{pool:?}");
+    assert!(pool.spent_s > 0.0);
+}

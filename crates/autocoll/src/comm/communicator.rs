@@ -886,6 +886,11 @@ impl Drop for Communicator {
                 eprintln!("autocoll: warning: could not write the pattern: {e}");
             }
         }
+        let mut selector = std::mem::replace(&mut self.selector, Box::new(Choosing));
+        if let Err(e) = selector.finish(self) {
+            eprintln!("autocoll: warning: could not learn from the last calls: {e}");
+        }
+        self.selector = selector;
         if let Err(e) = self.selector.save() {
             eprintln!("autocoll: warning: could not save the selector's state: {e}");
         }

@@ -525,6 +525,23 @@ impl Selector for Lottery {
         }
     }
 
+    /// Learns from each pool's periods since its last draw message: a
+    /// program that calls a size fewer times than a hold would otherwise
+    /// never learn from it, nor count its time in the budget, run after
+    /// run. Every rank recorded the same calls, so all take the same steps.
+    fn finish(&mut self, group: &mut dyn Group) -> Result<()> {
+        let keys: Vec<Key> = self
+            .recorded
+            .iter()
+            .filter(|(_, r)| !r.calls.is_empty())
+            .map(|(k, _)| *k)
+            .collect();
+        for key in keys {
+            self.learn(group, key)?;
+        }
+        Ok(())
+    }
+
     /// Saves every pool of this communicator's shape that the process
     /// learned, or this lottery's own without a [`Shared`].
     fn save(&mut self) -> Result<()> {

@@ -94,6 +94,13 @@ pub trait Selector: Send {
     /// [`crate::clock::now_ns`]'s clock; the default ignores it.
     fn record(&mut self, _imp: &Implementation, _bytes: usize, _enter_ns: u64, _leave_ns: u64) {}
 
+    /// Learns from the calls it has not learnt from yet, as the
+    /// communicator ends: a collective step, every rank calls it at the
+    /// same point. The default has nothing to learn.
+    fn finish(&mut self, _group: &mut dyn Group) -> Result<()> {
+        Ok(())
+    }
+
     /// Saves what the selector learned, if it keeps anything.
     fn save(&mut self) -> Result<()> {
         Ok(())
