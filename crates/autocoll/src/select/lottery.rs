@@ -358,10 +358,12 @@ pub struct Pool {
     /// The candidate that holds from the first call, under a budget.
     #[serde(skip)]
     incumbent: Option<usize>,
-    /// Per candidate, the least average a model allows it: a candidate is
-    /// tried only while that is below the best's average.
+    /// Per candidate, the time a model predicts for it.
     #[serde(skip)]
-    floor: Vec<Option<f64>>,
+    predicted: Vec<Option<f64>>,
+    /// The factor the predictions are trusted to ([`Budget::model_slack`]).
+    #[serde(skip)]
+    slack: f64,
     /// An average of what the best's first call after a switch took beyond
     /// its average: what a draw message costs.
     #[serde(skip)]
@@ -401,7 +403,8 @@ impl Pool {
             spent_s: 0.0,
             lost_s: 0.0,
             incumbent: None,
-            floor: Vec::new(),
+            predicted: Vec::new(),
+            slack: 1.0,
             switch_s: 0.0,
             steady: false,
             last_period: None,
@@ -663,13 +666,7 @@ impl Pool {
     fn warm_up(&self, p: &Params, planned: &[u32]) -> Option<usize> {
         let tries = |i: usize| self.candidates[i].count + planned.get(i).copied().unwrap_or(0);
         // Least tried first; among those, the one a model rates fastest.
-        let floor = |i: usize| {
-            self.floor
-                .get(i)
-                .copied()
-                .flatten()
-                .unwrap_or(f64::INFINITY)
-        };
+        let floor = |i: usize| self.floor(i).unwrap_or(f64::INFINITY);
         (0..self.candidates.len())
             .filter(|&i| self.open(i) && tries(i) < self.tries_wanted(i, p))
             .min_by(|&a, &b| tries(a).cmp(&tries(b)).then(floor(a).total_cmp(&floor(b))))
