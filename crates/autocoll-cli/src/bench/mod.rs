@@ -32,14 +32,15 @@ use crate::traced::TraceArg;
 use crate::{args, baseline, Failure};
 
 use crate::out::say;
+pub(crate) use best::Told;
 use plan::{plan, Sweep};
 pub(crate) use plan::{plan_ours, sizes, Planned, Subject};
 pub(crate) use rows::{parse_json, Row};
 use rows::{table_header, table_line, write_outputs};
 use run::{as_rank, run_mpi};
 pub(crate) use run::{
-    every_rank_ok, install_ctrl_c, machines, note, progress, run_local, run_tcp, say, Ranks,
-    Report, Sink,
+    every_rank_ok, install_ctrl_c, machine_notes, note, progress, run_local, run_tcp, say,
+    RaceSink, Ranks, Report, Sink,
 };
 
 mod best;

@@ -1,19 +1,21 @@
-//! `tune`'s races: a point's candidates measured together in rounds, the
-//! clearly slower ones dropped as the data allows (`autocoll::measure::race`).
-//! Rank 0 gets every candidate's rows, marked with its part in the race;
-//! the leader reports the race after every round, so that the partial file
-//! can hold a point's unfinished race and `--resume` go on with it.
+//! Races (see the glossary in docs/tuning.md): a point's candidates
+//! measured together in rounds, the clearly slower ones dropped as the
+//! data allows ([`autocoll::measure::race`]). Rank 0 gets every
+//! candidate's rows, marked with its part in the race; the leader reports
+//! the race after every round, so that a progress file can hold a point's
+//! unfinished race and a later sweep go on with it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use autocoll::measure::race::{Ending, Race, Rule};
 use autocoll::measure::Summary;
-use autocoll::measure::{self, machines, same, Flag, Method, Options, Point};
+use autocoll::measure::{self, machines, same, Flag, Machines, Method, Options, Point};
 use autocoll::select::format_bytes;
 use autocoll::{Communicator, Layout};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::{self, Row, Subject};
+use crate::across::Across;
+use crate::{Error, Row};
 
 /// One point's race as the partial file keeps it: what it races and how
 /// far it got.
@@ -85,9 +87,9 @@ pub struct Mark {
     pub paired: Option<Paired>,
     /// Of the two in the final (or the winner and the runner-up of a race
     /// decided late): how it fared in the jobs that settled it (tcp, a
-    /// job per point; [`super::across`]).
+    /// job per point; [`crate::across`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub across: Option<super::across::Across>,
+    pub across: Option<Across>,
 }
 
 fn one() -> usize {
@@ -155,8 +157,8 @@ pub struct Setup<'a> {
     pub saved: &'a [Saved],
     /// Set to stop between rounds.
     pub stop: &'a AtomicBool,
-    /// Says nothing of crowded machines: a final's settling job, whose
-    /// sweep's own job said it already (in its method's words).
+    /// Reports nothing of crowded machines ([`Report::machines`]): a
+    /// settling job, whose sweep's own job reported them already.
     pub quiet: bool,
     /// Hands a race over to a fresh job after the rounds
     /// [`Race::hand_over`] names for jobs of this many rounds (0: the
@@ -165,23 +167,33 @@ pub struct Setup<'a> {
     pub per_job: usize,
 }
 
-/// Runs every race; rank 0 hands each point's rows to `rows`, the leader
-/// each round's race to `round`. An interrupted race (the stop flag, seen
-/// by the leader between rounds) gives no rows: its last round's report
-/// is what resumes it. A point whose race ended unmeasured (the method
-/// kept too few repetitions of a candidate: `truth` on crowded cores) is
-/// raced again with the machines' fallback ([`autocoll::measure::Machines::fallback`]), its
-/// rows flagged `fallback`.
-pub fn run(
-    comm: &mut Communicator,
-    s: &Setup,
-    rows: &(dyn Fn(Vec<Row>) + Sync),
-    round: &(dyn Fn(Saved) + Sync),
-) -> autocoll::Result<()> {
-    let found = match s.quiet {
-        true => measure::Machines::of(comm)?,
-        false => bench::machines(comm, &[s.method], true)?,
-    };
+/// What a race tells its caller as it goes. Only rank 0 gets rows and
+/// notes, only the leader rounds; the library prints nothing.
+pub trait Report: Sync {
+    /// A point's rows, once its race is over.
+    fn rows(&self, rows: Vec<Row>);
+    /// The race of the point under way, after every round.
+    fn round(&self, _saved: Saved) {}
+    /// The job's machines before the first race (not when
+    /// [`Setup::quiet`]): the caller says when they break `method`'s
+    /// premise.
+    fn machines(&self, _found: &Machines, _method: Method) {}
+    /// Something the user should know, in a sentence.
+    fn note(&self, _text: &str) {}
+}
+
+/// Runs every race, reporting to `report`. An interrupted race (the stop
+/// flag, seen by the leader between rounds) gives no rows: its last
+/// round's report is what resumes it. A point whose race ended
+/// unmeasured (the method kept too few repetitions of a candidate:
+/// `truth` on crowded cores) is raced again with the machines' fallback
+/// ([`autocoll::measure::Machines::fallback`]), its rows flagged
+/// `fallback`.
+pub fn run(comm: &mut Communicator, s: &Setup, report: &dyn Report) -> autocoll::Result<()> {
+    let found = Machines::of(comm)?;
+    if !s.quiet && comm.rank() == 0 {
+        report.machines(&found, s.method);
+    }
     let opts = found.options(&s.opts);
     let layout = comm
         .layout()
@@ -211,7 +223,7 @@ pub fn run(
                 saved.method == Some(fallback) && saved.races(heat, comm.size(), fallback)
             });
         let mut method = if fell_back { fallback } else { s.method };
-        let mut raced = race_one(comm, s, &opts, heat, method, k as u64 + 1, round)?;
+        let mut raced = race_one(comm, s, &opts, heat, method, k as u64 + 1, report)?;
         let short = raced
             .as_ref()
             .is_some_and(|r| r.race.ending == Some(Ending::Unmeasured));
@@ -219,7 +231,7 @@ pub fn run(
         if !fell_back && measure::agree(comm, short)? {
             method = fallback;
             if comm.rank() == 0 {
-                bench::note(&format!(
+                report.note(&format!(
                     "{} on {} ranks, {}: {} kept too few repetitions of some candidates; \
                      racing them again with {method} ({})",
                     heat[0].imp.op,
@@ -229,7 +241,7 @@ pub fn run(
                     machines::bias(method)
                 ));
             }
-            raced = race_one(comm, s, &opts, heat, method, k as u64 + 1, round)?;
+            raced = race_one(comm, s, &opts, heat, method, k as u64 + 1, report)?;
         }
         if let Some(raced) = raced.filter(|r| r.race.ending.is_some()) {
             let mut out = with_alike(whole, &classes, rows_of(heat, comm.size(), raced));
@@ -240,7 +252,7 @@ pub fn run(
                     r.flag(Flag::Crowded);
                 }
             }
-            rows(out);
+            report.rows(out);
         }
     }
     Ok(())
@@ -255,7 +267,7 @@ fn race_one(
     heat: &[Point],
     method: Method,
     seed: u64,
-    round: &(dyn Fn(Saved) + Sync),
+    report: &dyn Report,
 ) -> autocoll::Result<Option<measure::Raced>> {
     let ranks = comm.size();
     let from = s
@@ -264,7 +276,7 @@ fn race_one(
         .find(|saved| saved.races(heat, ranks, method))
         .map(|saved| saved.race.clone());
     let mut report = |race: &Race| {
-        round(Saved::of(heat, ranks, method, race));
+        report.round(Saved::of(heat, ranks, method, race));
         !s.stop.load(Ordering::Relaxed) && !race.hand_over(&s.rule, s.per_job)
     };
     measure::race_points(comm, heat, method, opts, &s.rule, from, seed, &mut report)
@@ -278,7 +290,7 @@ fn rows_of(heat: &[Point], ranks: usize, raced: measure::Raced) -> Vec<Row> {
         .zip(raced.measurements)
         .enumerate()
         .map(|(i, (point, m))| {
-            let mut row = Row::new(&Subject::Ours(point.clone()), ranks, m);
+            let mut row = Row::of_point(point, ranks, m);
             row.race = Some(Mark {
                 live: race.live[i],
                 ending,
@@ -335,12 +347,58 @@ fn same_point(a: &Point, b: &Point) -> bool {
     a.imp.op == b.imp.op && a.bytes == b.bytes && a.root == b.root
 }
 
+/// A race's rule: candidates within `tolerance` of the best are not told
+/// apart; `min_reps` repetitions of each (`None`: the race's own 3, as a
+/// bench's 5 would cost every one of ~70 candidates two more before any
+/// could be dropped) before any is dropped, `max_reps` at most;
+/// `final_rounds` for the final of two; `exhaustive`: no drops at all.
+pub fn rule(
+    tolerance: f64,
+    min_reps: Option<usize>,
+    max_reps: usize,
+    final_rounds: usize,
+    exhaustive: bool,
+) -> Result<Rule, Error> {
+    if !(0.0..1.0).contains(&tolerance) {
+        return Err(Error::Tolerance(tolerance));
+    }
+    let min_reps = min_reps.unwrap_or(Rule::default().min_reps).max(1);
+    Ok(Rule {
+        tolerance,
+        min_reps,
+        max_reps: max_reps.max(min_reps),
+        eliminate: !exhaustive,
+        final_rounds,
+    })
+}
+
+/// `OP:BYTES` of a race's point, which names it to a job of its own.
+pub fn point_key(heat: &[Point]) -> String {
+    heat.first()
+        .map_or_else(String::new, |p| format!("{}:{}", p.imp.op, p.bytes))
+}
+
+/// The two candidates `pair` names (`A,B`) among `heats`, as the one race
+/// of a settling job.
+pub fn finalists_of(heats: Vec<Vec<Point>>, pair: &str) -> Result<Vec<Vec<Point>>, Error> {
+    let names: Vec<&str> = pair.split(',').collect();
+    let heat: Vec<Point> = heats
+        .into_iter()
+        .flatten()
+        .filter(|p| names.contains(&p.imp.to_string().as_str()))
+        .collect();
+    match heat.len() {
+        2 => Ok(vec![heat]),
+        _ => Err(Error::FinalOf(pair.to_string())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn issue20_each_finalist_is_marked_with_its_own_time_over_its_rivals() {
+    fn each_finalist_is_marked_with_its_own_time_over_its_rivals() {
         let heat: Vec<Point> = ["bcast:binomial", "bcast:flat", "bcast:chain"]
             .iter()
             .map(|imp| Point {

@@ -16,8 +16,9 @@
 use autocoll::measure::{Method, Summary};
 use serde::{Deserialize, Serialize};
 
-use super::race::paired_with;
-use crate::bench::Row;
+use crate::race::paired_with;
+use crate::table::winners;
+use crate::Row;
 
 /// Rounds of each job of the two finalists: sixty repetitions, a second
 /// or less at the sizes tuned here.
@@ -64,7 +65,7 @@ pub fn finalists(rows: &[Row]) -> Option<(String, String, Method)> {
 
 /// The winner and the runner-up of a race decided in [`LATE_JOBS`] jobs
 /// or more without a final: the point's winner as the tuning file gets it
-/// ([`super::winners`]), and of the others the fastest of those dropped
+/// ([`winners`]), and of the others the fastest of those dropped
 /// last (the most repetitions).
 fn decided_late(rows: &[Row]) -> Option<(String, String, Method)> {
     let late = |r: &&Row| {
@@ -72,10 +73,7 @@ fn decided_late(rows: &[Row]) -> Option<(String, String, Method)> {
             .as_ref()
             .is_some_and(|m| m.same_as.is_none() && m.jobs >= LATE_JOBS)
     };
-    let winner = super::winners(rows)
-        .into_values()
-        .next()
-        .filter(|w| late(&w))?;
+    let winner = winners(rows).into_values().next().filter(|w| late(&w))?;
     let runner_up = rows
         .iter()
         .filter(late)
@@ -123,6 +121,31 @@ pub fn decided(ratios: &[f64], jobs: usize) -> bool {
     let below = ratios.iter().filter(|r| **r < 1.0).count();
     let above = ratios.iter().filter(|r| **r > 1.0).count();
     2 * below.max(above) > jobs
+}
+
+/// Settles the final of `rows` (when it has one, [`finalists`]) in jobs
+/// of their own: `job` measures the two finalists with the race's method
+/// once and returns its rows (an error ends the settling, the race's own
+/// final standing); at most `jobs` jobs count ([`another`]), none after
+/// `stop` says so.
+pub fn settle_in_jobs<E>(
+    rows: &mut [Row],
+    jobs: usize,
+    stop: impl Fn() -> bool,
+    mut job: impl FnMut(&str, &str, Method) -> Result<Vec<Row>, E>,
+) -> Result<(), E> {
+    let Some((a, b, method)) = finalists(rows) else {
+        return Ok(());
+    };
+    let mut ratios = Vec::new();
+    let mut tried = 0;
+    while another(&ratios, tried, jobs) && !stop() {
+        let rows = job(&a, &b, method)?;
+        tried += 1;
+        ratios.extend(ratio(&rows, &a, &b, method));
+    }
+    settle(rows, &a, &b, &ratios);
+    Ok(())
 }
 
 /// Whether a final's settle runs another job, after `tried` jobs of which
@@ -183,8 +206,8 @@ pub fn settle(rows: &mut [Row], a: &str, b: &str, ratios: &[f64]) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::race::{Mark, Paired};
     use super::*;
+    use crate::race::{Mark, Paired};
     use autocoll::measure::race::Ending;
 
     fn row(imp: &str, median: f64, paired: Option<&str>) -> Row {
@@ -214,7 +237,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_the_median_job_settles_a_final_the_race_called_level() {
+    fn the_median_job_settles_a_final_the_race_called_level() {
         // The race's final kept seg=32K (paired 0.994); every job after it
         // had seg=32K behind.
         let mut rows = vec![
@@ -252,12 +275,12 @@ mod tests {
         // Its alike follows it.
         assert!(!marks[3].live && marks[3].across == marks[0].across);
         // The tuning table follows: the settled winner is the point's.
-        let best = super::super::winners(&rows);
+        let best = winners(&rows);
         assert_eq!(best.values().next().unwrap().imp, "reduce:flat");
     }
 
     #[test]
-    fn issue20_a_race_decided_late_is_settled_against_its_runner_up() {
+    fn a_race_decided_late_is_settled_against_its_runner_up() {
         let raced = |jobs: usize| {
             let mut rows = vec![
                 row("reduce:flat", 32.0, None),
@@ -287,7 +310,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_settling_job_is_read_by_its_rounds_paired() {
+    fn a_settling_job_is_read_by_its_rounds_paired() {
         // The job's medians have seg=32K 3% ahead; its rounds, paired, had
         // it 0.6% ahead (the `row` helper's pairing): the rounds decide.
         let job = [
@@ -311,7 +334,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_without_a_job_or_a_final_the_race_stands() {
+    fn without_a_job_or_a_final_the_race_stands() {
         let mut rows = vec![
             row("reduce:flat:seg=32K", 32.0, Some("reduce:flat")),
             row("reduce:flat", 32.2, Some("reduce:flat:seg=32K")),
@@ -343,7 +366,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_settling_stops_once_the_median_job_is_known() {
+    fn settling_stops_once_the_median_job_is_known() {
         assert!(!decided(&[], 9));
         assert!(!decided(&[0.9, 0.95, 1.1, 0.97], 9));
         assert!(decided(&[0.9, 0.95, 1.1, 0.97, 0.99, 0.98], 9));
@@ -361,7 +384,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_settling_job_that_fell_back_is_run_again() {
+    fn a_settling_job_that_fell_back_is_run_again() {
         // Three of the first four jobs fell back: no ratio from them.
         let got = [0.95];
         assert!(another(&got, 4, 9), "one job of nine measured");
