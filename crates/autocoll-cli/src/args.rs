@@ -397,7 +397,7 @@ mod tests {
     /// `tune --min-reps` and `bench --best --min-reps` set when a race may
     /// first drop a candidate; left out, the race's own 3.
     #[test]
-    fn issue20_min_reps_sets_the_repetitions_before_a_race_drops_any() {
+    fn min_reps_sets_the_repetitions_before_a_race_drops_any() {
         #[derive(clap::Parser)]
         struct Flags {
             #[command(flatten)]

@@ -140,7 +140,7 @@ mod tests {
     /// a file written between two rounds slowed the next round's first
     /// call.
     #[test]
-    fn issue20_a_race_is_written_between_jobs_not_after_every_round() {
+    fn a_race_is_written_between_jobs_not_after_every_round() {
         use autocoll::measure::race::Race;
         let dir = std::env::temp_dir().join(format!("autocoll-saver-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a temporary directory");

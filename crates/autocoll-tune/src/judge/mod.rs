@@ -182,4 +182,4 @@ mod tests {
 }
 
 #[cfg(test)]
-mod recorded;
+mod cases;

@@ -134,7 +134,7 @@ mod tests {
     use autocoll::measure::Method;
 
     #[test]
-    fn issue20_a_duel_run_in_several_jobs_is_judged_by_its_median_job() {
+    fn a_duel_run_in_several_jobs_is_judged_by_its_median_job() {
         // Chain wins one job by 5% and trails the other two by 3%: the
         // median job has it 3% behind, beyond the tolerance, and the
         // jobs' range still has it ahead once (not told apart).
@@ -169,7 +169,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_duel_is_judged_by_its_rounds_paired_not_by_its_medians() {
+    fn a_duel_is_judged_by_its_rounds_paired_not_by_its_medians() {
         // Each job's rounds put chain 12-15% behind binary (at 1M the
         // machine is fast or slow by turns, and both meet the same state
         // in a round), while its medians, each a mix of the two states in
@@ -217,7 +217,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_duel_in_a_dead_heat_keeps_a_winner() {
+    fn a_duel_in_a_dead_heat_keeps_a_winner() {
         // Recorded (bcast, 2 ranks, 64K, flat:seg=32K against
         // flat:seg=128K, nine jobs): each side's median job had it a hair
         // behind, 1.000002 and 1.000125, and the duel was left without a
@@ -247,7 +247,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_duel_is_judged_by_the_jobs_of_the_method_it_asked_for() {
+    fn a_duel_is_judged_by_the_jobs_of_the_method_it_asked_for() {
         // Recorded at bcast, 4 ranks, 1K (tcp-tied-b): truth kept its
         // calls in four jobs, binary ahead in three; the five others fell
         // back to barrier, knomial ahead in all.

@@ -115,7 +115,7 @@ mod tests {
     use autocoll::measure::Method;
 
     #[test]
-    fn issue20_another_name_for_the_same_messages_is_the_same_winner() {
+    fn another_name_for_the_same_messages_is_the_same_winner() {
         // On 4 ranks the 3-ary tree is the flat tree: the other sweep never
         // measured it, yet it is its winner.
         let theirs = [
@@ -132,7 +132,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_the_points_whose_winners_differ_are_listed_for_a_duel() {
+    fn the_points_whose_winners_differ_are_listed_for_a_duel() {
         let theirs = [
             row("bcast:flat", 1.00, 0.95, 1.05),
             row("bcast:chain", 1.50, 1.40, 1.60),
@@ -152,7 +152,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_duel_asks_the_more_trusted_method_of_the_two_sweeps() {
+    fn a_duel_asks_the_more_trusted_method_of_the_two_sweeps() {
         // Recorded at bcast, 4 ranks, 64K (tcp-epyc-*): the races timed it
         // with truth, the reference fell back to barrier for every
         // candidate, and the duels asked barrier: two questions.
