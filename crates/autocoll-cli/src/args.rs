@@ -287,9 +287,8 @@ pub struct Racing {
     #[arg(long, default_value_t = 0.02)]
     pub tolerance: f64,
     /// Racing: when --max-reps rounds leave several candidates in, the two
-    /// with the lowest medians race on alone for up to this many rounds,
-    /// judged by their times paired round by round (0: no final; the
-    /// lowest median wins, undecided).
+    /// lowest race on alone, paired round by round, for up to this many
+    /// rounds (the final; 0: none, the lowest median wins).
     #[arg(long, default_value_t = 70)]
     pub final_rounds: usize,
 }

@@ -1,14 +1,12 @@
-//! A race's final settled across jobs (tcp, a job per point). One job's
-//! figures move with the job: two trees that send the same messages came
-//! out up to 6.5% apart in one job's hundred rounds, and a race's final
-//! in its own job found two reductions level that nine other jobs all put
-//! 3% apart. So when a point's race goes to a final (or is decided only
-//! late, [`LATE_JOBS`]), its two finalists (its winner and runner-up)
-//! are measured again in jobs of their own, interleaved round by round,
-//! and the median job's ratio of their times decides: no more jobs run
-//! once more than half agree ([`decided`]). A job timed by another method
-//! than the race's counts for neither, and another runs in its place
-//! ([`another`]).
+//! A race's final settled across jobs (tcp, a job per point; "settle" in
+//! the glossary of docs/tuning.md). One job's figures move with the job,
+//! by more than the tolerance between close candidates. So when a point's
+//! race goes to a final (or is decided only late, [`LATE_JOBS`]), its two
+//! finalists (its winner and runner-up) are measured again in jobs of
+//! their own, interleaved round by round, and the median job's ratio of
+//! their times decides: no more jobs run once more than half agree
+//! ([`decided`]). A job timed by another method than the race's counts
+//! for neither, and another runs in its place ([`another`]).
 //!
 //! This module is pure: the launcher runs the jobs and hands their rows
 //! here.
@@ -46,10 +44,7 @@ pub const LATE_JOBS: usize = 5;
 /// decided without one in [`LATE_JOBS`] jobs or more, its winner and
 /// the runner-up (of the candidates dropped last, the fastest). Such a
 /// race's figures come from short jobs, a few rounds each, and a job's
-/// figures move with the job (issue 20: two races dropped
-/// `allreduce:recursive-doubling` or ended level with it after six and
-/// seven jobs that timed it 83–94 µs a call, where every job of their
-/// duels, a hundred rounds of the two, put it first).
+/// figures move with the job.
 pub fn finalists(rows: &[Row]) -> Option<(String, String, Method)> {
     let first = rows.iter().find(|r| {
         r.race
@@ -87,8 +82,7 @@ fn decided_late(rows: &[Row]) -> Option<(String, String, Method)> {
 /// its race pairs them), else of their medians (a job of an earlier
 /// version). Two calls a few milliseconds apart meet the machine in the
 /// same state; two medians each mix its fast and slow states in their own
-/// proportions (over the nine jobs of one duel, the ratio of medians
-/// ranged 0.73–1.41, the paired ratio 1.12–1.21).
+/// proportions.
 ///
 /// A job timed by another method than `method` (it fell back: `truth` on
 /// crowded cores keeps its calls in some jobs and not in others) gives
@@ -152,9 +146,7 @@ pub fn settle_in_jobs<E>(
 /// `ratios` measured both finalists with the method asked: until `jobs`
 /// did, or [`decided`], and at most twice `jobs` tried. A job that fell
 /// back counts for neither side, so it does not count among the `jobs`
-/// either: on crowded cores `truth` gave up in a third of the settling
-/// jobs of `bcast` and `reduce` at 1K on 4 ranks, and the nine asked for
-/// were five or six.
+/// either (on crowded cores `truth` gives up in some jobs).
 pub fn another(ratios: &[f64], tried: usize, jobs: usize) -> bool {
     ratios.len() < jobs && tried < 2 * jobs && !decided(ratios, jobs)
 }

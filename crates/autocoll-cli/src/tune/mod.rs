@@ -68,10 +68,9 @@ pub struct Args {
     /// Root of rooted collectives (default 0, or the tree file's root).
     #[arg(long)]
     root: Option<usize>,
-    /// Method that ranks the implementations: `auto` (truth when the ranks
-    /// share a clock, else ol-i; where it keeps too few calls, the
-    /// machines' fallback), `truth`, `ol-i` or `barrier` (the fallback
-    /// where ranks outnumber cores: an upper bound that ranks them).
+    /// Method that ranks the implementations: `auto` (truth with a shared
+    /// clock, else ol-i; the machines' fallback where it keeps too few
+    /// calls), `truth`, `ol-i` or `barrier`.
     #[arg(long, default_value = "auto")]
     method: String,
     #[command(flatten)]
@@ -111,22 +110,14 @@ pub struct Args {
     exhaustive: bool,
     #[command(flatten)]
     racing: crate::args::Racing,
-    /// Judge this sweep's winners by another sweep's progress file (e.g.
-    /// an --exhaustive one's `<out>.partial.json`): per point the same
-    /// winner, one within --tolerance, one that sweep could not tell
-    /// apart, or a slower one; and the two sweeps' measuring times. With
-    /// --resume and every point done, it judges without measuring. Given
-    /// several times, the files are one sweep's jobs (a duel run again
-    /// and again): each implementation's figure is the median of its
-    /// medians over them, and its interval their range.
+    /// Judge this sweep's winners by another sweep's progress file (an
+    /// --exhaustive one's `<out>.partial.json`; given several times, one
+    /// duel's jobs, pooled). See "Racing against measuring everything".
     #[arg(long)]
     against: Vec<PathBuf>,
-    /// With --against: write the points whose winners differ (neither the
-    /// same nor another name for the same messages) to this file, one a
-    /// line, tab-separated: collective, ranks, bytes, this sweep's
-    /// winner, the other's, and the method to duel them with (the more
-    /// trusted of the two sweeps' there: truth, then ol-i, then the
-    /// rest); for a duel of the two (`scripts/race-evidence --duel`).
+    /// With --against: write the points whose winners differ to this file,
+    /// a tab-separated line each (collective, ranks, bytes, both winners,
+    /// the method to duel them with), for `scripts/race-evidence --duel`.
     #[arg(long, requires = "against")]
     differing: Option<PathBuf>,
     /// With --transport tcp: measure all points of a rank count in one
@@ -138,24 +129,14 @@ pub struct Args {
     /// added by the launching process.
     #[arg(long, hide = true)]
     point: Option<String>,
-    /// With --transport tcp and a job per point: when a point's race goes
-    /// to a final, or is decided without one only in its fifth job or
-    /// later (its winner and runner-up were close), measure those two
-    /// again in up to this many jobs of their own (30 rounds each, the two
-    /// paired round by round; no more once most put one ahead; a job whose
-    /// method fell back is run again, up to twice this many) and let the
-    /// median job's paired ratio pick the winner. 0: the race's own
-    /// final, in the race's job, decides (one job's figures move with the
-    /// job; docs/tuning.md).
+    /// With --transport tcp and a job per point: settle a final (or a race
+    /// decided late) in up to this many jobs of its own, the median job
+    /// deciding; 0: the race's own final decides (glossary: "settle").
     #[arg(long, default_value_t = 9)]
     final_jobs: usize,
     /// With --transport tcp and a job per point: a point's race runs in
-    /// jobs of this many rounds, each going on with the race where the
-    /// last left it (the first job stops before --min-reps, so that no
-    /// candidate is dropped on one job's figures; a final runs on in the
-    /// job it begins in). Which of two close candidates is ahead moves
-    /// from job to job; a race in several jobs moves less. 0: the whole
-    /// race in one job.
+    /// jobs of this many rounds, each going on where the last stopped
+    /// (0: the whole race in one job).
     #[arg(long, default_value_t = 5)]
     rounds_per_job: usize,
     /// The two finalists a rank of a settling job measures (`A,B`), added

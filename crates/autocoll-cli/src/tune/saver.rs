@@ -12,11 +12,10 @@ use autocoll_tune::race::Saved;
 use autocoll_tune::Row;
 
 /// How often at most an unfinished race is written while its job
-/// measures. Writing and syncing the file between two rounds slowed the
-/// next round's first call, 10–20% at 4 ranks on 2 cores: in a final of
-/// two, whichever ran first in a round came out slower
-/// (docs/racing-history.md). A race is written whenever its job ends,
-/// so a job killed outright loses at most this much measuring.
+/// measures. Writing and syncing the file between two rounds slows the
+/// next round's first call, so that in a final of two whichever runs
+/// first in a round comes out slower. A race is written whenever its job
+/// ends, so a job killed outright loses at most this much measuring.
 const RACE_WRITE_EVERY: Duration = Duration::from_secs(30);
 
 /// Keeps the results and the unfinished race, saves them after every

@@ -11,16 +11,13 @@ use crate::Row;
 /// J times), as one: a row per implementation that every sweep measured,
 /// its median the median of their medians and its interval their range
 /// (over five jobs or more, at least a 94% interval of that median). One
-/// job's figures move with the job: two trees that send the same messages
-/// measured up to 6.5% apart in a duel of a hundred rounds, and a 2%
+/// job's figures move with the job by more than a 2% tolerance, so the
 /// tolerance is judged by their median over jobs, not by one.
 ///
 /// Jobs that fell back to another method are left out while any job
 /// measured with the method asked: on crowded cores `truth` keeps its
 /// calls in some jobs of a duel and not in others, and a job timed with
-/// `barrier` answers another question (recorded: bcast, 4 ranks, 1K,
-/// `binary` ahead in three of four jobs timed by `truth`, behind in all
-/// five timed by `barrier`; the median job was a `barrier` one).
+/// `barrier` answers another question.
 pub fn pooled(sweeps: &[Vec<Row>]) -> Vec<Row> {
     let fell_back = |rows: &Vec<Row>| rows.iter().any(|r| r.flags.contains(&Flag::Fallback));
     let sweeps: Vec<&Vec<Row>> = match sweeps.iter().all(fell_back) {
@@ -100,9 +97,8 @@ fn pooled_mark(rows: &[&Row]) -> Option<Mark> {
 /// Of two pooled rows paired with each other, the one behind by the
 /// median job's paired ratio is out: the duel's winner is the one ahead
 /// round by round, as in a race's final. Each side's median job is its
-/// own, so in a dead heat both can come out a hair above 1 (1.000002 and
-/// 1.000125): the one with the larger ratio is behind, and the other
-/// stays the duel's winner.
+/// own, so in a dead heat both can come out a hair above 1: the one with
+/// the larger ratio is behind, and the other stays the duel's winner.
 fn decide_paired(rows: &mut [Row]) {
     let paired = |r: &Row| r.race.as_ref().and_then(|m| m.paired.clone());
     let behind: Vec<usize> = (0..rows.len())
@@ -218,10 +214,8 @@ mod tests {
 
     #[test]
     fn a_duel_in_a_dead_heat_keeps_a_winner() {
-        // Recorded (bcast, 2 ranks, 64K, flat:seg=32K against
-        // flat:seg=128K, nine jobs): each side's median job had it a hair
-        // behind, 1.000002 and 1.000125, and the duel was left without a
-        // winner, the race's pick judged as a miss.
+        // Guards against a dead heat where each side's median job has it
+        // a hair behind, which left a duel without a winner.
         let job = |paired: f64, back: f64| {
             vec![
                 duel_row("bcast:chain", 1.0, "bcast:binary", paired),
@@ -248,9 +242,8 @@ mod tests {
 
     #[test]
     fn a_duel_is_judged_by_the_jobs_of_the_method_it_asked_for() {
-        // Recorded at bcast, 4 ranks, 1K (tcp-tied-b): truth kept its
-        // calls in four jobs, binary ahead in three; the five others fell
-        // back to barrier, knomial ahead in all.
+        // Truth kept its calls in four jobs, binary ahead in three; the
+        // five others fell back to barrier, knomial ahead in all.
         let job = |paired: f64, fell_back: bool| {
             let mut rows = vec![
                 duel_row("bcast:binary", 1.0, "bcast:knomial", paired),

@@ -153,9 +153,9 @@ mod tests {
 
     #[test]
     fn a_duel_asks_the_more_trusted_method_of_the_two_sweeps() {
-        // Recorded at bcast, 4 ranks, 64K (tcp-epyc-*): the races timed it
-        // with truth, the reference fell back to barrier for every
-        // candidate, and the duels asked barrier: two questions.
+        // The race timed the point with truth, the reference fell back to
+        // barrier for every candidate: a duel by barrier would ask
+        // another question than the race answered.
         let timed = |imp: &str, m: Method| {
             let mut r = row(imp, 1.0, 0.95, 1.05);
             r.method = m;
