@@ -287,9 +287,8 @@ pub struct Racing {
     #[arg(long, default_value_t = 0.02)]
     pub tolerance: f64,
     /// Racing: when --max-reps rounds leave several candidates in, the two
-    /// with the lowest medians race on alone for up to this many rounds,
-    /// judged by their times paired round by round (0: no final; the
-    /// lowest median wins, undecided).
+    /// lowest race on alone, paired round by round, for up to this many
+    /// rounds (the final; 0: none, the lowest median wins).
     #[arg(long, default_value_t = 70)]
     pub final_rounds: usize,
 }
@@ -338,6 +337,24 @@ impl Repeat {
     }
 }
 
+/// A race's rule from the racing flags, the repetition flags and
+/// `--exhaustive` (`tune`'s and `bench --best`'s): `--min-reps` when
+/// given, else the race's own ([`autocoll_tune::race::rule`]).
+pub fn race_rule(
+    racing: &Racing,
+    repeat: &Repeat,
+    exhaustive: bool,
+) -> Result<autocoll::measure::race::Rule, Failure> {
+    autocoll_tune::race::rule(
+        racing.tolerance,
+        repeat.min_reps,
+        repeat.max_reps,
+        racing.final_rounds,
+        exhaustive,
+    )
+    .map_err(|e| Failure::Usage(format!("--tolerance {e}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,5 +391,35 @@ mod tests {
         assert!(usage(ops("bcast,scan")).contains("unknown collective `scan`"));
         assert!(usage(impls("bcast:tree")).contains("unknown algorithm"));
         assert!(usage(roots("7", 4)).contains("not a rank of a 4-rank job"));
+    }
+
+    /// `tune --min-reps` and `bench --best --min-reps` set when a race may
+    /// first drop a candidate; left out, the race's own 3.
+    #[test]
+    fn min_reps_sets_the_repetitions_before_a_race_drops_any() {
+        #[derive(clap::Parser)]
+        struct Flags {
+            #[command(flatten)]
+            racing: Racing,
+            #[command(flatten)]
+            repeat: Repeat,
+        }
+        let rule = |argv: &[&str]| {
+            let flags = <Flags as clap::Parser>::try_parse_from(argv).expect("valid flags");
+            match race_rule(&flags.racing, &flags.repeat, false) {
+                Ok(rule) => rule,
+                Err(_) => panic!("{argv:?}: no rule"),
+            }
+        };
+        assert_eq!(rule(&["tune"]).min_reps, 3);
+        assert_eq!(rule(&["tune", "--min-reps", "6"]).min_reps, 6);
+        let repeat = |argv: &[&str]| {
+            <Flags as clap::Parser>::try_parse_from(argv)
+                .expect("valid flags")
+                .repeat
+                .options()
+        };
+        assert_eq!(repeat(&["bench"]).min_reps, 5);
+        assert_eq!(repeat(&["bench", "--max-reps", "4"]).min_reps, 4);
     }
 }

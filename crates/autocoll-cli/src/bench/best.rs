@@ -1,5 +1,5 @@
 //! `bench --best`: each point's candidates raced as `tune` races them
-//! ([`crate::tune::race`]: interleaved rounds, the clearly slower dropped,
+//! ([`autocoll_tune::race`]: interleaved rounds, the clearly slower dropped,
 //! candidates that send the same messages raced once), and only the
 //! winner shown. The JSON and CSV keep every candidate's row, marked with
 //! its part in the race.
@@ -7,13 +7,40 @@
 use std::sync::atomic::AtomicBool;
 
 use autocoll::measure::race::Rule;
-use autocoll::measure::{Method, Options};
+use autocoll::measure::{Machines, Method, Options};
 use autocoll::Communicator;
+use autocoll_tune::race::{self, Report, Saved, Setup};
 
 use super::plan::{Planned, Subject};
-use super::{Args, Row, Transport};
-use crate::tune::race::{self, Setup};
+use super::{machine_notes, note, Args, Row, Transport};
 use crate::Failure;
+
+/// A race's reports as the command gives them: rows and rounds to the
+/// caller's sinks, machines and notes to the user.
+pub(crate) struct Told<'a> {
+    /// Where a point's rows go.
+    pub(crate) rows: &'a (dyn Fn(Vec<Row>) + Sync),
+    /// Where each round's race goes.
+    pub(crate) rounds: &'a (dyn Fn(Saved) + Sync),
+}
+
+impl Report for Told<'_> {
+    fn rows(&self, rows: Vec<Row>) {
+        (self.rows)(rows)
+    }
+
+    fn round(&self, saved: Saved) {
+        (self.rounds)(saved)
+    }
+
+    fn machines(&self, found: &Machines, method: Method) {
+        machine_notes(found, &[method], true)
+    }
+
+    fn note(&self, text: &str) {
+        note(text)
+    }
+}
 
 /// What `--best` asks for: the method that races and the race's rule;
 /// `None` without `--best`. Refuses what it cannot be combined with.
@@ -31,7 +58,7 @@ pub(super) fn race_of(a: &Args, methods: &[Method]) -> Result<Option<(Method, Ru
     if methods.len() != 1 {
         return refuse("races the candidates with one --method, not several");
     }
-    let rule = crate::tune::race_rule(&a.racing, &a.stats, false)?;
+    let rule = crate::args::race_rule(&a.racing, &a.stats, false)?;
     Ok(Some((methods[0], rule)))
 }
 
@@ -61,11 +88,18 @@ pub(super) fn run(
         quiet: false,
         per_job: 0,
     };
-    race::run(comm, &setup, rows, &|_| {})
+    race::run(
+        comm,
+        &setup,
+        &Told {
+            rows,
+            rounds: &|_| {},
+        },
+    )
 }
 
 /// The row of a point's winner, among its rows.
 pub(super) fn winner(rows: &[Row]) -> Option<&Row> {
-    let best = crate::tune::winners(rows).into_values().next()?;
+    let best = autocoll_tune::table::winners(rows).into_values().next()?;
     rows.iter().find(|r| r.imp == best.imp)
 }

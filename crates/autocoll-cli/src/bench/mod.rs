@@ -32,14 +32,15 @@ use crate::traced::TraceArg;
 use crate::{args, baseline, Failure};
 
 use crate::out::say;
+pub(crate) use best::Told;
 use plan::{plan, Sweep};
 pub(crate) use plan::{plan_ours, sizes, Planned, Subject};
 pub(crate) use rows::{parse_json, Row};
 use rows::{table_header, table_line, write_outputs};
 use run::{as_rank, run_mpi};
 pub(crate) use run::{
-    every_rank_ok, install_ctrl_c, machines, note, progress, run_local, run_tcp, say, Ranks,
-    Report, Sink,
+    every_rank_ok, install_ctrl_c, machine_notes, note, progress, run_local, run_tcp, say,
+    RaceSink, Ranks, Report, Sink,
 };
 
 mod best;
@@ -107,15 +108,13 @@ pub struct Args {
     #[arg(long)]
     baseline: bool,
     /// Make Open MPI's tuned component run its algorithm N for the
-    /// baseline (sets `coll_tuned_use_dynamic_rules` and
-    /// `coll_tuned_<op>_algorithm` before MPI starts); the rows are
-    /// `<op>:mpi:alg=N`. With 0 or left out, Open MPI chooses.
+    /// baseline (`coll_tuned_<op>_algorithm`); rows `<op>:mpi:alg=N`.
+    /// With 0 or left out, Open MPI chooses.
     #[arg(long, value_name = "N")]
     baseline_alg: Option<u32>,
-    /// With --baseline-alg: the forced algorithm's segment size (sets
-    /// `coll_tuned_<op>_algorithm_segmentsize`; Open MPI's default for a
-    /// forced algorithm is 0, unsegmented); the rows are
-    /// `<op>:mpi:alg=N:seg=S`.
+    /// With --baseline-alg: the forced algorithm's segment size
+    /// (`coll_tuned_<op>_algorithm_segmentsize`; Open MPI's default is 0,
+    /// unsegmented); rows `<op>:mpi:alg=N:seg=S`.
     #[arg(long, value_name = "BYTES")]
     baseline_seg: Option<String>,
     /// Where the ranks of a tcp run start (passed to the launcher).

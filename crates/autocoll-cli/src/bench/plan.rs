@@ -6,6 +6,7 @@
 use autocoll::measure::{self, Baseline, Method, Point};
 use autocoll::{Collective, Implementation};
 
+use super::Row;
 use crate::args::Chosen;
 
 /// One point of the sweep on one rank count, with the methods to run.
@@ -39,14 +40,20 @@ impl Subject {
         }
     }
 
-    pub(super) fn root(&self) -> usize {
+    /// The row of `m`, a measurement of this on `ranks` ranks.
+    pub(crate) fn row(&self, ranks: usize, m: autocoll::measure::Measurement) -> Row {
+        let op = self.op().to_string();
+        Row::new(&op, self.id(), (self.bytes(), self.root()), ranks, m)
+    }
+
+    fn root(&self) -> usize {
         match self {
             Subject::Ours(p) => p.root,
             Subject::Library(b, _) => b.root,
         }
     }
 
-    pub(super) fn op(&self) -> Collective {
+    fn op(&self) -> Collective {
         match self {
             Subject::Ours(p) => p.imp.op,
             Subject::Library(b, _) => b.op,

@@ -1,114 +1,18 @@
-//! The results as rows: one per method at a point, printed as a table
-//! line as each point finishes and written at the end as JSON
-//! (`autocoll.bench/1`, with the raw repetitions), CSV and an SVG plot.
-//! `tune`, `compare` and the plots read the same rows.
+//! The results as rows ([`autocoll_tune::Row`]): one per method at a
+//! point, printed as a table line as each point finishes and written at
+//! the end as JSON (`autocoll.bench/1`, with the raw repetitions), CSV
+//! and an SVG plot. `tune`, `compare` and the plots read the same rows.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use autocoll::measure::{Flag, Measurement, Method};
 use autocoll::select::format_bytes;
 use autocoll::Collective;
-use serde::{Deserialize, Deserializer, Serialize};
+pub(crate) use autocoll_tune::Row;
 use serde_json::json;
 
-use super::plan::Subject;
 use super::Args;
 use crate::{plot, Failure};
-
-/// JSON has no NaN (a statistic of no kept repetition): it travels as null.
-fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Option::<f64>::deserialize(d).map(|v| v.unwrap_or(f64::NAN))
-}
-
-/// One row of the results: a method at a point.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Row {
-    pub op: String,
-    #[serde(rename = "impl")]
-    pub imp: String,
-    pub ranks: usize,
-    pub bytes: usize,
-    pub root: usize,
-    pub method: Method,
-    pub reps: usize,
-    pub discarded: usize,
-    #[serde(deserialize_with = "nan_if_null")]
-    pub mean_s: f64,
-    #[serde(deserialize_with = "nan_if_null")]
-    pub median_s: f64,
-    #[serde(deserialize_with = "nan_if_null")]
-    pub min_s: f64,
-    #[serde(deserialize_with = "nan_if_null")]
-    pub max_s: f64,
-    #[serde(deserialize_with = "nan_if_null")]
-    pub stddev_s: f64,
-    #[serde(deserialize_with = "nan_if_null")]
-    pub ci95_lo_s: f64,
-    #[serde(deserialize_with = "nan_if_null")]
-    pub ci95_hi_s: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error_vs_truth: Option<f64>,
-    /// The 95% interval of `error_vs_truth` when it is the median of errors
-    /// paired repetition by repetition (methods measured interleaved).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error_ci95: Option<[f64; 2]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ol_i_s: Option<Vec<f64>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_s: Option<f64>,
-    pub raw_s: Vec<f64>,
-    /// `tune`'s race: whether the candidate was still in at its end.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub race: Option<crate::tune::race::Mark>,
-    /// Why the figures are doubtful, if they are.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub flags: Vec<Flag>,
-}
-
-impl Row {
-    pub(crate) fn new(subject: &Subject, ranks: usize, m: Measurement) -> Row {
-        let s = m.summary;
-        Row {
-            op: subject.op().to_string(),
-            imp: subject.id(),
-            ranks,
-            bytes: subject.bytes(),
-            root: subject.root(),
-            method: m.method,
-            reps: m.reps,
-            discarded: m.discarded,
-            mean_s: s.mean,
-            median_s: s.median,
-            min_s: s.min,
-            max_s: s.max,
-            stddev_s: s.stddev,
-            ci95_lo_s: s.ci95_lo,
-            ci95_hi_s: s.ci95_hi,
-            error_vs_truth: None,
-            error_ci95: None,
-            ol_i_s: m.ol_i,
-            window_s: m.window,
-            raw_s: m.raw,
-            race: None,
-            flags: m.flags,
-        }
-    }
-
-    /// Adds `flag` once.
-    pub(crate) fn flag(&mut self, flag: Flag) {
-        if !self.flags.contains(&flag) {
-            self.flags.push(flag);
-            self.flags.sort();
-        }
-    }
-
-    /// The flags as one word: `drift+wide`, empty when clean.
-    pub(crate) fn flag_text(&self) -> String {
-        let names: Vec<&str> = self.flags.iter().map(|f| f.name()).collect();
-        names.join("+")
-    }
-}
 
 pub(super) fn table_header() -> String {
     format!(

@@ -17,6 +17,7 @@ use autocoll::measure::race::Rule;
 use autocoll::measure::{self, Flag, Machines, Measurement, Method, Options, Summary};
 use autocoll::sim::Model;
 use autocoll::{local, Communicator};
+use autocoll_tune::race::Saved;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
@@ -44,13 +45,16 @@ pub(crate) enum Report {
     /// The results of one point.
     Rows(Vec<Row>),
     /// A round of `tune`'s race.
-    Race(Box<crate::tune::race::Saved>),
+    Race(Box<Saved>),
     /// Something the user should read (a warning).
     Note(String),
 }
 
 /// Where rows go: the table, the progress bar and the results.
 pub(crate) type Sink = Arc<dyn Fn(Vec<Row>) + Send + Sync>;
+
+/// Where each round's race goes.
+pub(crate) type RaceSink = Arc<dyn Fn(Saved) + Send + Sync>;
 
 /// Launches `p` copies of this command over tcp, with `extra` arguments
 /// after its own; rank 0's reported rows go to `sink` as they come, its
@@ -61,7 +65,7 @@ pub(crate) fn run_tcp(
     timeout: u64,
     extra: &[OsString],
     sink: Sink,
-    races: Option<crate::tune::RaceSink>,
+    races: Option<RaceSink>,
     hosts: Arc<Mutex<Vec<String>>>,
 ) -> anyhow::Result<()> {
     let report = Arc::new(
@@ -386,20 +390,26 @@ pub(crate) fn machines(
 ) -> autocoll::Result<Machines> {
     let found = Machines::of(comm)?;
     if comm.rank() == 0 {
-        if let Some(text) = launch::binding_note(&found) {
-            note(&text);
-        }
-        if let Some(text) = found.warning(methods) {
-            note(&text);
-            if fallback && !found.failing(methods).is_empty() {
-                note(&format!(
-                    "where it keeps too few repetitions, the point is measured with {} instead",
-                    found.fallback(methods[0])
-                ));
-            }
-        }
+        machine_notes(&found, methods, fallback);
     }
     Ok(found)
+}
+
+/// Says when `found` breaks the premise of one of `methods`, and with
+/// `fallback` what a race does about it.
+pub(crate) fn machine_notes(found: &Machines, methods: &[Method], fallback: bool) {
+    if let Some(text) = launch::binding_note(found) {
+        note(&text);
+    }
+    if let Some(text) = found.warning(methods) {
+        note(&text);
+        if fallback && !found.failing(methods).is_empty() {
+            note(&format!(
+                "where it keeps too few repetitions, the point is measured with {} instead",
+                found.fallback(methods[0])
+            ));
+        }
+    }
 }
 
 /// Tells the user `text`: on stderr, or through the launching process
@@ -429,7 +439,7 @@ fn rows_of(point: &Subject, ranks: usize, found: Vec<Found>) -> Vec<Row> {
                 Some(t) if f.m.method != Method::Truth => Some(f.m.error_vs(t)),
                 _ => None,
             };
-            let mut row = Row::new(point, ranks, f.m);
+            let mut row = point.row(ranks, f.m);
             row.error_vs_truth = err.filter(|e| e.is_finite());
             if !f.errors.is_empty() {
                 row.error_ci95 = Some([pairs.ci95_lo, pairs.ci95_hi]);
