@@ -14,11 +14,12 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::result::{GroupReport, PathReport};
+use crate::error::{Error, Result};
 use crate::plot::{legend, PALETTE};
+use crate::result::{GroupReport, PathReport};
 
 /// One line: its legend, and its stages (name, kind, mean µs, is down).
-pub struct Line {
+pub(crate) struct Line {
     /// Its legend.
     pub label: String,
     /// Its stages in path order.
@@ -26,7 +27,7 @@ pub struct Line {
 }
 
 /// The line of one path.
-pub fn line(label: String, path: &PathReport) -> Line {
+pub(crate) fn line(label: String, path: &PathReport) -> Line {
     Line {
         label,
         stages: path
@@ -42,10 +43,7 @@ pub fn line(label: String, path: &PathReport) -> Line {
 
 /// The timemap of a tree group (file name, SVG), or nothing when the
 /// group has no paths (not a tree, or unaligned clocks).
-pub fn figure(
-    g: &GroupReport,
-    ranks: Option<&[usize]>,
-) -> Result<Option<(String, String)>, String> {
+pub fn figure(g: &GroupReport, ranks: Option<&[usize]>) -> Result<Option<(String, String)>> {
     let path_of = |r: usize| g.paths.iter().find(|p| p.rank == r);
     let lines: Vec<Line> = match ranks {
         Some(list) => list
@@ -74,9 +72,12 @@ pub fn figure(
         "{}, {size}: timemap (mean per stage, 0 = the root's turn)",
         g.imp
     );
-    let svg = draw(&title, &lines)?;
+    let svg = draw(&title, &lines).map_err(|reason| Error::Plot {
+        what: "timemap",
+        reason,
+    })?;
     Ok(Some((
-        format!("{}-timemap.svg", super::slug(&g.imp, g.bytes, g.root)),
+        format!("{}-timemap.svg", crate::slug(&g.imp, g.bytes, g.root)),
         svg,
     )))
 }
@@ -122,7 +123,7 @@ fn y_labels(lines: &[Line], halves: bool) -> Vec<(f64, String)> {
 }
 
 /// Draws `lines` end to end, each stage's end at y = k/n of its path.
-pub fn draw(title: &str, lines: &[Line]) -> Result<String, String> {
+pub(crate) fn draw(title: &str, lines: &[Line]) -> Result<String, String> {
     let has = |down: bool| lines.iter().any(|l| l.stages.iter().any(|s| s.3 == down));
     let halves = has(true) && has(false);
     let points: Vec<Vec<(f64, f64)>> = lines
@@ -198,7 +199,7 @@ pub fn draw(title: &str, lines: &[Line]) -> Result<String, String> {
 
 /// A line through `pts` with a dot at each, in the `i`-th colour, and its
 /// legend entry.
-pub fn dotted_line<DB: DrawingBackend>(
+pub(crate) fn dotted_line<DB: DrawingBackend>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
     pts: Vec<(f64, f64)>,
     i: usize,
