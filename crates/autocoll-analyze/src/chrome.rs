@@ -151,14 +151,9 @@ impl Chrome {
         Ok(())
     }
 
-    /// Writes one call.
-    pub(crate) fn add(&mut self, view: &View, headers: &[Option<Header>]) -> Result<()> {
-        if self.origin.is_none() {
-            self.metadata(headers)?;
-            self.origin = view.ranks.iter().flatten().map(|v| v.enter()).min();
-        }
-        let origin = self.origin.unwrap_or(0);
-        // The flow id of each paired send and receive.
+    /// The flow id of each paired send and receive, by rank and event, and
+    /// whether it is the send.
+    fn flows(&mut self, view: &View) -> Vec<Vec<Option<(u64, bool)>>> {
         let mut flows: Vec<Vec<Option<(u64, bool)>>> = view
             .ranks
             .iter()
@@ -170,6 +165,17 @@ impl Chrome {
             flows[m.send.rank][m.send.index] = Some((id, true));
             flows[m.recv.rank][m.recv.index] = Some((id, false));
         }
+        flows
+    }
+
+    /// Writes one call.
+    pub(crate) fn add(&mut self, view: &View, headers: &[Option<Header>]) -> Result<()> {
+        if self.origin.is_none() {
+            self.metadata(headers)?;
+            self.origin = view.ranks.iter().flatten().map(|v| v.enter()).min();
+        }
+        let origin = self.origin.unwrap_or(0);
+        let flows = self.flows(view);
         let mut critical: Vec<Vec<bool>> = flows.iter().map(|f| vec![false; f.len()]).collect();
         for step in crate::critical::path(view).unwrap_or_default() {
             critical[step.rank][step.index] = true;

@@ -135,11 +135,7 @@ pub fn figure(c: &Comparison) -> Result<Option<(String, String)>> {
         "rank {}, {} bytes: {} against {} (speedup {:.2}×)",
         c.rank, c.this.bytes, c.this.imp, c.other.imp, c.speedup
     );
-    let name = format!(
-        "{}-compare-rank{}.svg",
-        crate::slug(&c.this.imp, c.this.bytes, c.this.root),
-        c.rank
-    );
+    let name = format!("{}-compare-rank{}.svg", c.this.slug(), c.rank);
     let svg = draw(&title, &lines).map_err(|reason| Error::Plot {
         what: "comparison plot",
         reason,

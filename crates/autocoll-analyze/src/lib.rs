@@ -130,25 +130,3 @@ pub fn analyse(dir: &Path, options: &Options, mut chrome: Option<&mut Chrome>) -
     }
     Ok(result::report(&set, &clocks, analysis, options.tolerance))
 }
-
-/// A group's name in file names: `allreduce-binomial-seg16K_8B`.
-pub fn slug(imp: &str, bytes: u64, root: usize) -> String {
-    let imp: String = imp
-        .chars()
-        .map(|c| match c {
-            ':' => '-',
-            '=' | '.' => '_',
-            c => c,
-        })
-        .collect();
-    let size = autocoll::select::format_bytes(bytes as usize);
-    let size = if size.ends_with(|c: char| c.is_ascii_digit()) {
-        format!("{size}B")
-    } else {
-        size
-    };
-    match root {
-        0 => format!("{imp}_{size}"),
-        r => format!("{imp}_{size}_root{r}"),
-    }
-}

@@ -46,10 +46,7 @@ pub fn figure(g: &GroupReport, ranks: Option<&[usize]>) -> Result<Option<(String
         what: "serialization plot",
         reason,
     })?;
-    Ok(Some((
-        format!("{}-serialization.svg", crate::slug(&g.imp, g.bytes, g.root)),
-        text,
-    )))
+    Ok(Some((format!("{}-serialization.svg", g.slug()), text)))
 }
 
 /// Draws each node's line (its rank, its points).

@@ -76,10 +76,7 @@ pub fn figure(g: &GroupReport, ranks: Option<&[usize]>) -> Result<Option<(String
         what: "timemap",
         reason,
     })?;
-    Ok(Some((
-        format!("{}-timemap.svg", crate::slug(&g.imp, g.bytes, g.root)),
-        svg,
-    )))
+    Ok(Some((format!("{}-timemap.svg", g.slug()), svg)))
 }
 
 /// The heights of a line's points: its entry, then each stage's end.
@@ -166,22 +163,7 @@ pub(crate) fn draw(title: &str, lines: &[Line]) -> Result<String, String> {
             .x_desc("mean time (µs); down path < 0 < up path")
             .draw()
             .map_err(|e| e.to_string())?;
-        // The labels beside the axis, at the stages' heights: plotters
-        // chooses its own tick values, which would not fall on them.
-        let style = TextStyle::from(("sans-serif", 12).into_font())
-            .pos(Pos::new(HPos::Right, VPos::Center));
-        for (y, label) in &labels {
-            let y = *y;
-            chart
-                .draw_series(LineSeries::new(
-                    vec![(lo - pad, y), (hi + pad, y)],
-                    BLACK.mix(0.08),
-                ))
-                .map_err(|e| e.to_string())?;
-            let (px, py) = chart.backend_coord(&(lo - pad, y));
-            area.draw(&Text::new(label.clone(), (px - 6, py), style.clone()))
-                .map_err(|e| e.to_string())?;
-        }
+        y_axis(&area, &mut chart, &labels, (lo - pad, hi + pad))?;
         chart
             .draw_series(LineSeries::new(
                 vec![(0.0, -0.02), (0.0, 1.02)],
@@ -195,6 +177,29 @@ pub(crate) fn draw(title: &str, lines: &[Line]) -> Result<String, String> {
         area.present().map_err(|e| e.to_string())?;
     }
     Ok(text)
+}
+
+/// The labels beside the axis, at the stages' heights, each with a faint
+/// line across `x`: plotters chooses its own tick values, which would not
+/// fall on them.
+fn y_axis<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    labels: &[(f64, String)],
+    (lo, hi): (f64, f64),
+) -> Result<(), String> {
+    let style =
+        TextStyle::from(("sans-serif", 12).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+    for (y, label) in labels {
+        let y = *y;
+        chart
+            .draw_series(LineSeries::new(vec![(lo, y), (hi, y)], BLACK.mix(0.08)))
+            .map_err(|e| e.to_string())?;
+        let (px, py) = chart.backend_coord(&(lo, y));
+        area.draw(&Text::new(label.clone(), (px - 6, py), style.clone()))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 /// A line through `pts` with a dot at each, in the `i`-th colour, and its

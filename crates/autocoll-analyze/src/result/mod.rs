@@ -148,6 +148,31 @@ pub struct GroupReport {
     pub critical_path: Option<CriticalReport>,
 }
 
+impl GroupReport {
+    /// The group's name in file names: `allreduce-binomial-seg16K_8B`.
+    pub fn slug(&self) -> String {
+        let imp: String = self
+            .imp
+            .chars()
+            .map(|c| match c {
+                ':' => '-',
+                '=' | '.' => '_',
+                c => c,
+            })
+            .collect();
+        let size = autocoll::select::format_bytes(self.bytes as usize);
+        let size = if size.ends_with(|c: char| c.is_ascii_digit()) {
+            format!("{size}B")
+        } else {
+            size
+        };
+        match self.root {
+            0 => format!("{imp}_{size}"),
+            r => format!("{imp}_{size}_root{r}"),
+        }
+    }
+}
+
 /// Builds the document from a finished analysis.
 pub(crate) fn report(
     set: &TraceSet,
