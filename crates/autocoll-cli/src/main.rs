@@ -91,6 +91,17 @@ impl From<anyhow::Error> for Failure {
     }
 }
 
+/// The trace analysis's errors: bad input exits 2, a failed output 1.
+impl From<autocoll_analyze::Error> for Failure {
+    fn from(e: autocoll_analyze::Error) -> Self {
+        if e.is_input() {
+            Failure::Usage(e.to_string())
+        } else {
+            Failure::Run(anyhow::anyhow!("{e}"))
+        }
+    }
+}
+
 fn main() -> ExitCode {
     heap::steady();
     let cli = Cli::parse();

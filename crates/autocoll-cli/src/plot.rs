@@ -13,17 +13,7 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 use crate::bench::Row;
-
-pub(crate) const PALETTE: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(148, 103, 189),
-    RGBColor(255, 127, 14),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(23, 190, 207),
-];
+pub(crate) use autocoll_analyze::plot::{legend, PALETTE};
 
 /// Dash and gap lengths (pixels) of a method's line; `None` is solid.
 fn dashes(m: Method) -> Option<(i32, i32)> {
@@ -137,20 +127,6 @@ pub fn svg(op: Collective, rows: &[Row]) -> Result<String, String> {
         area.present().map_err(|e| e.to_string())?;
     }
     Ok(text)
-}
-
-/// The legend box every plot draws, at `at`.
-pub(crate) fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
-    chart: &mut ChartContext<'a, DB, CT>,
-    at: SeriesLabelPosition,
-) -> Result<(), String> {
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(at)
-        .draw()
-        .map_err(|e| e.to_string())
 }
 
 /// A byte count for people: `256 B`, `64K`, `8M`.

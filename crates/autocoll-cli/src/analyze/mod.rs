@@ -1,60 +1,20 @@
 //! `autocoll analyze DIR`: what happened inside the collectives of a
-//! traced run (Bongo, Anshus and Bjørndalen's analysis of a collective's
-//! spanning tree, Scalasca's wait states, Faraj et al.'s arrival
-//! patterns, and each call's critical path), for every collective and
-//! algorithm.
-//!
-//! The rank files are read in lockstep, one call (every rank's record of
-//! it) at a time (`read`), brought onto one clock (`clocks`, `call`) and
-//! counted into running statistics per (implementation, bytes, root)
-//! group (`group`): memory grows with groups, ranks and links, not with
-//! calls. Each kind of analysis has its file: `nodes` (per tree node),
-//! `paths` (a rank's path to the root and back), `links`, `waits`
-//! (Scalasca's wait states and the arrival pattern), `critical`,
-//! `classes`, `imbalance`, `breakdown`; `result` assembles the
-//! `autocoll.analysis/1` document that the outputs are drawn from:
-//! `report` (the terminal), `chrome` (a Perfetto timeline), `timemap`,
-//! `serialization` and `compare` (SVG). `synthetic` makes traces without
-//! a recorder, for the tests and the scale measurement.
+//! traced run, from the `autocoll-analyze` crate. This file parses the
+//! arguments, runs the analysis, prints the report (`report`) and writes
+//! the files asked for; `bench` is the hidden scale measurement.
 
-mod breakdown;
-mod call;
-mod chrome;
-mod classes;
-mod clocks;
-mod compare;
-mod critical;
-mod group;
-mod imbalance;
-mod links;
-mod nodes;
-mod paths;
-mod read;
-#[cfg(test)]
-mod recorded_tests;
+mod bench;
 mod report;
-mod result;
-mod serialization;
-mod stats;
-mod synthetic;
-#[cfg(test)]
-mod tests;
-mod timemap;
-mod waits;
 
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{anyhow, Context};
+use anyhow::Context;
+use autocoll_analyze::compare::{self, Comparison};
+use autocoll_analyze::{analyse, serialization, timemap, Chrome, Options, Report};
 
 use crate::Failure;
-use call::View;
-use chrome::Chrome;
-use clocks::Clocks;
-use group::Analysis;
-use read::TraceSet;
-use result::Report;
 
 /// Arguments of `autocoll analyze`.
 #[derive(clap::Args)]
@@ -109,17 +69,9 @@ pub struct Args {
     write_synthetic: Option<PathBuf>,
 }
 
-/// What the analysis of one directory needs besides its files.
-pub struct Options {
-    /// The calls analysed, by number.
-    pub calls: Range<u64>,
-    /// See `--class-tolerance`.
-    pub tolerance: f64,
-}
-
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
     if let Some(spec) = &a.bench_synthetic {
-        return synthetic::bench(spec, a.write_synthetic.as_deref());
+        return bench::run(spec, a.write_synthetic.as_deref());
     }
     let dir = a.dir.as_deref().expect("clap requires DIR");
     let options = Options {
@@ -132,12 +84,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             a.class_tolerance
         )));
     }
-    let mut chrome = a
-        .chrome
-        .as_deref()
-        .map(Chrome::create)
-        .transpose()
-        .map_err(Failure::Run)?;
+    let mut chrome = a.chrome.as_deref().map(Chrome::create).transpose()?;
     let report = analyse(dir, &options, chrome.as_mut())?;
     let ranks = report::ranks_of(a.ranks.as_deref(), report.ranks)?;
     for w in &report.warnings {
@@ -155,10 +102,10 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     };
     report::print(&report, ranks.as_deref());
     let comparisons = match &other {
-        Some(o) => compare::compare(&report, o, a.rank).map_err(Failure::Usage)?,
+        Some(o) => compare::compare(&report, o, a.rank)?,
         None => Vec::new(),
     };
-    compare::print(&comparisons);
+    report::print_comparisons(&comparisons);
     write_outputs(&a, &report, &comparisons, ranks.as_deref(), chrome)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -185,109 +132,62 @@ fn calls_of(text: Option<&str>) -> Result<Range<u64>, Failure> {
     Ok(range)
 }
 
-/// Reads and analyses one run's directory, feeding `chrome` as it goes.
-/// Bad trace files are the user's input: exit 2, naming the file.
-pub fn analyse(
-    dir: &Path,
-    options: &Options,
-    mut chrome: Option<&mut Chrome>,
-) -> Result<Report, Failure> {
-    let usage = |e: anyhow::Error| Failure::Usage(format!("{e:#}"));
-    let mut set = TraceSet::open(dir).map_err(usage)?;
-    let clocks = Clocks::new(set.headers());
-    let headers = set.headers().to_vec();
-    let mut analysis = Analysis::default();
-    while let Some(calls) = set.next().map_err(usage)? {
-        if !options.calls.contains(&calls.seq) {
-            continue;
-        }
-        let view = View::new(&calls.calls, &headers, &clocks);
-        analysis.add(&view);
-        if let Some(c) = chrome.as_deref_mut() {
-            c.add(&view, &headers).map_err(Failure::Run)?;
-        }
-    }
-    if analysis.calls == 0 {
-        return Err(Failure::Usage(format!(
-            "{}: no call to analyse (in every file{})",
-            dir.display(),
-            if options.calls == (0..u64::MAX) {
-                String::new()
-            } else {
-                ", within --calls".into()
-            }
-        )));
-    }
-    Ok(result::report(&set, &clocks, analysis, options.tolerance))
-}
-
 fn write_outputs(
     a: &Args,
     report: &Report,
-    comparisons: &[compare::Comparison],
+    comparisons: &[Comparison],
     ranks: Option<&[usize]>,
     chrome: Option<Chrome>,
 ) -> Result<(), Failure> {
-    let run = |e: anyhow::Error| Failure::Run(e);
     if let Some(path) = &a.json {
         let mut text = serde_json::to_string_pretty(report).expect("the report serialises");
         text.push('\n');
-        autocoll::files::write_atomic(path, text.as_bytes())
-            .context("writing --json")
-            .map_err(run)?;
+        autocoll::files::write_atomic(path, text.as_bytes()).context("writing --json")?;
     }
     if let Some(c) = chrome {
-        let path = c.finish().map_err(run)?;
-        eprintln!("autocoll analyze: timeline written to {}", path.display());
-    }
-    if let Some(dir) = &a.plots {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("creating --plots {}", dir.display()))
-            .map_err(run)?;
-        let mut figures = Vec::new();
-        for g in &report.groups {
-            figures.extend(timemap::figure(g, ranks).map_err(|e| run(anyhow!("timemap: {e}")))?);
-            figures.extend(
-                serialization::figure(g, ranks)
-                    .map_err(|e| run(anyhow!("serialization plot: {e}")))?,
+        let timeline = c.finish()?;
+        if timeline.heavy() {
+            eprintln!(
+                "autocoll analyze: {} holds {} MB: Perfetto's UI struggles beyond a few hundred; pick calls with --calls A..B",
+                timeline.path.display(),
+                timeline.bytes >> 20
             );
         }
-        for c in comparisons {
-            figures.extend(compare::figure(c).map_err(|e| run(anyhow!("comparison plot: {e}")))?);
-        }
-        for (name, svg) in &figures {
-            let path = dir.join(name);
-            autocoll::files::write_atomic(&path, svg.as_bytes())
-                .context("writing --plots")
-                .map_err(run)?;
-        }
         eprintln!(
-            "autocoll analyze: {} plots written to {}",
-            figures.len(),
-            dir.display()
+            "autocoll analyze: timeline written to {}",
+            timeline.path.display()
         );
+    }
+    if let Some(dir) = &a.plots {
+        write_plots(dir, report, comparisons, ranks)?;
     }
     Ok(())
 }
 
-/// A group's name in file names: `allreduce-binomial-seg16K_8B`.
-pub fn slug(imp: &str, bytes: u64, root: usize) -> String {
-    let imp: String = imp
-        .chars()
-        .map(|c| match c {
-            ':' => '-',
-            '=' | '.' => '_',
-            c => c,
-        })
-        .collect();
-    let size = autocoll::select::format_bytes(bytes as usize);
-    let size = if size.ends_with(|c: char| c.is_ascii_digit()) {
-        format!("{size}B")
-    } else {
-        size
-    };
-    match root {
-        0 => format!("{imp}_{size}"),
-        r => format!("{imp}_{size}_root{r}"),
+/// Every plot of `report` and `comparisons`, into `dir`.
+fn write_plots(
+    dir: &std::path::Path,
+    report: &Report,
+    comparisons: &[Comparison],
+    ranks: Option<&[usize]>,
+) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating --plots {}", dir.display()))?;
+    let mut figures = Vec::new();
+    for g in &report.groups {
+        figures.extend(timemap::figure(g, ranks)?);
+        figures.extend(serialization::figure(g, ranks)?);
     }
+    for c in comparisons {
+        figures.extend(compare::figure(c)?);
+    }
+    for (name, svg) in &figures {
+        autocoll::files::write_atomic(&dir.join(name), svg.as_bytes())
+            .context("writing --plots")?;
+    }
+    eprintln!(
+        "autocoll analyze: {} plots written to {}",
+        figures.len(),
+        dir.display()
+    );
+    Ok(())
 }

@@ -3,9 +3,10 @@
 //! named) and tree nodes as the representatives' and the root's, so that a
 //! 64-rank run reads in a screen; `--ranks` gives rows per rank.
 
-use super::classes::ranges;
-use super::result::{GroupReport, NodeReport, Report};
-use super::stats::Summary;
+use autocoll_analyze::compare::Comparison;
+use autocoll_analyze::result::{Factors, GroupReport, NodeReport, Report, Summary};
+use autocoll_analyze::{ranges, us};
+
 use crate::out::say;
 use crate::Failure;
 
@@ -25,20 +26,6 @@ pub fn ranks_of(text: Option<&str>, size: usize) -> Result<Option<Vec<usize>>, F
         })
         .collect::<Result<_, _>>()?;
     Ok(Some(list))
-}
-
-/// Microseconds for a time in seconds: 3 significant digits or so.
-pub fn us(s: f64) -> String {
-    let u = s * 1e6;
-    if !u.is_finite() {
-        "-".into()
-    } else if u.abs() < 10.0 {
-        format!("{u:.2}")
-    } else if u.abs() < 100.0 {
-        format!("{u:.1}")
-    } else {
-        format!("{u:.0}")
-    }
 }
 
 fn pct(x: f64) -> String {
@@ -141,7 +128,7 @@ fn group(g: &GroupReport, ranks: Option<&[usize]>) {
 
 fn findings(g: &GroupReport) {
     if let (Some(p), Some(m)) = (&g.arrival_pattern, &g.message_time) {
-        let f = |x: &Option<super::result::Factors>| {
+        let f = |x: &Option<Factors>| {
             x.as_ref().map_or("-".into(), |f| {
                 format!("{:.2} messages (p90 {:.2})", f.mean, f.p90)
             })
@@ -389,6 +376,59 @@ fn rank_rows(g: &GroupReport, list: &[usize]) {
             us(r.stages.send.mean_s),
             us(r.stages.finish.mean_s),
             wait
+        );
+    }
+}
+
+/// Prints each comparison's table.
+pub fn print_comparisons(comparisons: &[Comparison]) {
+    for c in comparisons {
+        say!();
+        say!(
+            "== compare rank {}: {} ({}) against {} ({}), {} bytes ==",
+            c.rank,
+            c.this.imp,
+            c.dirs.0,
+            c.other.imp,
+            c.dirs.1,
+            c.this.bytes
+        );
+        say!(
+            "  {:<16} {:>12} {:>12} {:>12}",
+            "stage (µs)",
+            "this",
+            "other",
+            "other − this"
+        );
+        let (mut ta, mut tb) = (0.0, 0.0);
+        for (name, a, b) in &c.rows {
+            say!(
+                "  {:<16} {:>12} {:>12} {:>12}",
+                name,
+                us(a * 1e-6),
+                us(b * 1e-6),
+                us((b - a) * 1e-6)
+            );
+            ta += a;
+            tb += b;
+        }
+        say!(
+            "  {:<16} {:>12} {:>12} {:>12}",
+            "total",
+            us(ta * 1e-6),
+            us(tb * 1e-6),
+            us((tb - ta) * 1e-6)
+        );
+        say!(
+            "  call time: mean {} µs against {} µs: speedup {:.2}× ({})",
+            us(c.this.call_time.mean_s),
+            us(c.other.call_time.mean_s),
+            c.speedup,
+            if c.speedup >= 1.0 {
+                "the other is faster"
+            } else {
+                "this one is faster"
+            }
         );
     }
 }

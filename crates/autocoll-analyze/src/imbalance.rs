@@ -273,7 +273,7 @@ pub fn by_entry(last_enter: &[u64], calls: u64) -> Option<Imbalance> {
 
 /// A time given in ns, in µs for a sentence.
 fn us(ns: f64) -> String {
-    format!("{} µs", super::report::us(ns * 1e-9))
+    format!("{} µs", crate::stats::us(ns * 1e-9))
 }
 
 /// Says why the source rank enters late, from its lateness, its time

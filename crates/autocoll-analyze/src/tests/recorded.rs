@@ -10,15 +10,13 @@ use autocoll::trace::format::Reader;
 use autocoll::trace::{file_of, TraceOptions};
 use autocoll::{local, Implementation, Layout, Op};
 
-use super::result::{GroupReport, Report};
-use super::tests::{check_timeline, run, timeline};
+use super::support::{check_timeline, run, timeline};
+use crate::result::{GroupReport, Report};
 
 /// How late the late rank enters each call: far above the calls' own
 /// time (tens to hundreds of µs on threads) and the machine's noise (with
-/// the other tests running beside these on 2 cores, a thread can wait a
-/// few ms for a core: 2 ms let the late rank's child be later still in a
-/// quarter of the calls; with 10 ms and three busy loops beside the
-/// tests, another rank was found 8 ms late in 2 runs of 10).
+/// other tests running beside these on a few cores, a thread can wait
+/// several ms for a core).
 const LATE: Duration = Duration::from_millis(25);
 const CALLS: usize = 30;
 
@@ -107,7 +105,7 @@ fn assert_source(dir: &Path, imp: &str, late: usize) {
 const HOSTS: [&str; 8] = ["h0", "h0", "h1", "h1", "h2", "h2", "h3", "h3"];
 
 #[test]
-fn issue16_a_late_rank_on_threads_is_found_as_the_source_for_binomial_chain_and_hier() {
+fn a_late_rank_on_threads_is_found_as_the_source_for_binomial_chain_and_hier() {
     // Rank 5 is a leaf under 4 (binomial), in the middle of the chain
     // (its child 6 waits for it), and h2's second rank under its leader 4
     // (hier).
@@ -141,7 +139,7 @@ fn issue16_a_late_rank_on_threads_is_found_as_the_source_for_binomial_chain_and_
 /// rightly ("the subtree of rank 5"): such a recording is made again, up
 /// to three times, until one rank leads.
 #[test]
-fn issue16_an_imbalance_the_tree_makes_itself_is_told_from_the_programs() {
+fn an_imbalance_the_tree_makes_itself_is_told_from_the_programs() {
     let dir = scratch("chain-itself");
     let mut found = None;
     for _ in 0..3 {
@@ -223,7 +221,7 @@ fn lateness(dir: &Path, size: usize, rank: usize) -> (f64, f64) {
 }
 
 #[test]
-fn issue16_the_timeline_of_a_real_recording_has_both_ends_of_every_flow_and_nested_slices() {
+fn the_timeline_of_a_real_recording_has_both_ends_of_every_flow_and_nested_slices() {
     let dir = scratch("chrome");
     record(&dir, "allreduce:hier:seg=1K", 6, Some(&HOSTS[..6]), Some(2));
     // Every message sent: a flow with both ends.

@@ -7,16 +7,14 @@
 
 use plotters::prelude::*;
 
-use super::result::{GroupReport, NodeReport};
-use super::timemap::dotted_line;
+use crate::error::{Error, Result};
 use crate::plot::legend;
+use crate::result::{GroupReport, NodeReport};
+use crate::timemap::dotted_line;
 
 /// The plot of a tree group's nodes (file name, SVG), or nothing when no
 /// node sends to two children or more.
-pub fn figure(
-    g: &GroupReport,
-    ranks: Option<&[usize]>,
-) -> Result<Option<(String, String)>, String> {
+pub fn figure(g: &GroupReport, ranks: Option<&[usize]>) -> Result<Option<(String, String)>> {
     let mut nodes: Vec<&NodeReport> = g
         .nodes
         .iter()
@@ -42,6 +40,17 @@ pub fn figure(
             (n.rank, pts)
         })
         .collect();
+    let size = autocoll::select::format_bytes(g.bytes as usize);
+    let title = format!("{}, {size}: serialization at the nodes", g.imp);
+    let text = draw(&title, lines).map_err(|reason| Error::Plot {
+        what: "serialization plot",
+        reason,
+    })?;
+    Ok(Some((format!("{}-serialization.svg", g.slug()), text)))
+}
+
+/// Draws each node's line (its rank, its points).
+fn draw(title: &str, lines: Vec<(usize, Vec<(f64, f64)>)>) -> Result<String, String> {
     let x_hi = lines.iter().map(|l| l.1.len()).max().unwrap_or(1) as f64;
     let y_hi = lines
         .iter()
@@ -51,8 +60,6 @@ pub fn figure(
         .iter()
         .flat_map(|l| l.1.iter().map(|p| p.1))
         .fold(0.0f64, f64::min);
-    let size = autocoll::select::format_bytes(g.bytes as usize);
-    let title = format!("{}, {size}: serialization at the nodes", g.imp);
     let mut text = String::new();
     {
         let area = SVGBackend::with_string(&mut text, (900, 600)).into_drawing_area();
@@ -78,8 +85,5 @@ pub fn figure(
         legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         area.present().map_err(|e| e.to_string())?;
     }
-    Ok(Some((
-        format!("{}-serialization.svg", super::slug(&g.imp, g.bytes, g.root)),
-        text,
-    )))
+    Ok(text)
 }

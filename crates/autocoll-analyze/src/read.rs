@@ -13,8 +13,9 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
 use autocoll::trace::format::{Call, Header, Reader, CALL_BYTES, EVENT_BYTES, TRAILER_BYTES};
+
+use crate::error::{Error, Result};
 
 /// One rank's open file.
 struct RankFile {
@@ -64,11 +65,11 @@ impl TraceSet {
         for (path, reader) in opened {
             let rank = reader.header().rank as usize;
             if let Some(other) = &files[rank] {
-                bail!(
+                return Err(Error::BadFiles(format!(
                     "{} and {} both hold rank {rank}",
                     other.path.display(),
                     path.display()
-                );
+                )));
             }
             headers[rank] = Some(reader.header().clone());
             files[rank] = Some(RankFile {
@@ -159,11 +160,11 @@ impl TraceSet {
                 let next = file.reader.next_call()?;
                 if let Some(n) = &next {
                     if n.seq <= seq {
-                        bail!(
+                        return Err(Error::BadFiles(format!(
                             "{}: call {} follows call {seq}: the calls are out of order (damaged file)",
                             file.path.display(),
                             n.seq
-                        );
+                        )));
                     }
                 }
                 calls[rank] = std::mem::replace(&mut file.head, next);
@@ -199,11 +200,11 @@ impl TraceSet {
                             .map(|f| f.path.display().to_string())
                             .unwrap_or_default()
                     };
-                    bail!(
+                    return Err(Error::BadFiles(format!(
                         "{}: call {seq} is {this} here but {that} in {}: the files are not of one run",
                         path(rank),
                         path(*r0)
-                    );
+                    )));
                 }
                 Some(_) => {}
             }
@@ -215,7 +216,7 @@ impl TraceSet {
 /// Opens one file with a 256 KiB buffer: the reader's own 1 MiB, times
 /// the ranks, would be most of the analysis's memory.
 fn open(path: &Path) -> Result<Reader<BufReader<File>>> {
-    let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let file = File::open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
     Ok(Reader::new(
         path,
         BufReader::with_capacity(256 << 10, file),
@@ -224,11 +225,11 @@ fn open(path: &Path) -> Result<Reader<BufReader<File>>> {
 
 /// The `*.trace` files of `dir`, by name.
 fn trace_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let entries = std::fs::read_dir(dir)
-        .with_context(|| format!("reading the directory {}", dir.display()))?;
+    let reading = |e| Error::io(format!("reading the directory {}", dir.display()), e);
+    let entries = std::fs::read_dir(dir).map_err(reading)?;
     let mut paths = Vec::new();
     for entry in entries {
-        let entry = entry.with_context(|| format!("reading the directory {}", dir.display()))?;
+        let entry = entry.map_err(reading)?;
         let name = entry.file_name();
         let name = name.to_string_lossy();
         if name.ends_with(".trace") && !name.starts_with('.') {
@@ -237,10 +238,10 @@ fn trace_files(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     paths.sort();
     if paths.is_empty() {
-        bail!(
+        return Err(Error::BadFiles(format!(
             "{}: no trace files (rank-NNNNN.trace) in this directory",
             dir.display()
-        );
+        )));
     }
     Ok(paths)
 }
@@ -248,17 +249,15 @@ fn trace_files(dir: &Path) -> Result<Vec<PathBuf>> {
 /// Refuses a file shorter or longer than its header says, before reading
 /// its records: a file cut short is found at once, not at its end.
 fn check_length(path: &Path) -> Result<()> {
-    let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    let len = file
-        .metadata()
-        .with_context(|| format!("reading {}", path.display()))?
-        .len();
+    let file = File::open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+    let reading = |e| Error::io(format!("reading {}", path.display()), e);
+    let len = file.metadata().map_err(reading)?.len();
     // Up to the first newline, at most 64 MiB, as the reader reads it.
     let mut line = Vec::new();
     BufReader::new(file)
         .take(64 << 20)
         .read_until(b'\n', &mut line)
-        .with_context(|| format!("reading {}", path.display()))?;
+        .map_err(reading)?;
     // A file without a header line is left to the reader, which names it.
     let Ok(header) = serde_json::from_slice::<Header>(line.strip_suffix(b"\n").unwrap_or(&line))
     else {
@@ -269,21 +268,21 @@ fn check_length(path: &Path) -> Result<()> {
         .saturating_add(header.events.saturating_mul(EVENT_BYTES as u64))
         .saturating_add(TRAILER_BYTES as u64);
     if len < expected {
-        bail!(
+        return Err(Error::BadFiles(format!(
             "{}: cut short: its header counts {} calls and {} events, {expected} bytes in all, but the file holds {len}",
             path.display(),
             header.calls,
             header.events
-        );
+        )));
     }
     if len > expected {
-        bail!(
+        return Err(Error::BadFiles(format!(
             "{}: {} bytes more than its header's {} calls and {} events need: damaged",
             path.display(),
             len - expected,
             header.calls,
             header.events
-        );
+        )));
     }
     Ok(())
 }
@@ -292,18 +291,17 @@ fn check_length(path: &Path) -> Result<()> {
 fn same_run(path: &Path, header: &Header, first: &Path, h0: &Header) -> Result<()> {
     let (p, f) = (path.display(), first.display());
     if header.run != h0.run {
-        return Err(anyhow!(
+        return Err(Error::BadFiles(format!(
             "{p}: run {}, but {f} is of run {}: files of different runs (keep one run's files in the directory)",
             header.run,
             h0.run
-        ));
+        )));
     }
     if header.size != h0.size {
-        bail!(
+        return Err(Error::BadFiles(format!(
             "{p}: a {}-rank run, but {f} is of a {}-rank run",
-            header.size,
-            h0.size
-        );
+            header.size, h0.size
+        )));
     }
     Ok(())
 }

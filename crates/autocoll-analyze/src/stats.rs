@@ -193,6 +193,31 @@ pub struct Summary {
     pub max_s: f64,
 }
 
+/// The summary of `stat`, or `None` when it counted nothing.
+pub(crate) fn some(stat: &Stat) -> Option<Summary> {
+    (stat.count() > 0).then(|| stat.summary())
+}
+
+/// `part` over `whole`, or `None` when `whole` is 0.
+pub(crate) fn share(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| part as f64 / whole as f64)
+}
+
+/// Microseconds for a time in seconds: 3 significant digits or so, `-`
+/// for a time that is not a number.
+pub fn us(s: f64) -> String {
+    let u = s * 1e6;
+    if !u.is_finite() {
+        "-".into()
+    } else if u.abs() < 10.0 {
+        format!("{u:.2}")
+    } else if u.abs() < 100.0 {
+        format!("{u:.1}")
+    } else {
+        format!("{u:.0}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

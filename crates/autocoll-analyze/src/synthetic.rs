@@ -11,19 +11,14 @@
 //! header carries the offset estimate `skew + offset_error`.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
-use std::time::Instant;
 
-use anyhow::{anyhow, Context};
 use autocoll::observe::Stage;
 use autocoll::trace::format::{
     self, Call, ClockOffset, Event, Header, OffsetSample, TreePlace, NO_PEER, NO_TREE,
 };
 use autocoll::{Algorithm, Collective, Implementation, Tree};
 
-use super::Options;
-use crate::out::say;
-use crate::Failure;
+use crate::error::{Error, Result};
 
 /// What to simulate.
 #[derive(Clone, Debug)]
@@ -284,22 +279,24 @@ pub fn rank_file(dir: &Path, rank: usize) -> PathBuf {
 /// Writes `calls` calls of `spec` into `dir`, one file per rank, rank by
 /// rank (each rank's calls simulated again, so that memory holds one
 /// rank's file at a time).
-pub fn write(dir: &Path, spec: &Spec, calls: u64) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+pub fn write(dir: &Path, spec: &Spec, calls: u64) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::write(format!("creating {}", dir.display()), e))?;
     let tree = spec.tree();
     for rank in 0..spec.size {
         let mine: Vec<Call> = (0..calls)
             .map(|k| call(spec, tree.as_ref(), k).swap_remove(rank))
             .collect();
         let bytes = format::encode(&header(spec, tree.as_ref(), rank), &mine);
-        autocoll::files::write_atomic(&rank_file(dir, rank), &bytes)?;
+        autocoll::files::write_atomic(&rank_file(dir, rank), &bytes).map_err(Error::Save)?;
     }
     Ok(())
 }
 
 /// The spec of the scale measurement: allreduce over a binomial tree,
-/// half the ranks on a second host whose clock is 1 ms ahead.
-fn bench_spec(ranks: usize) -> Spec {
+/// half the ranks on a second host whose clock is 1 ms ahead, the last
+/// rank entering every call 10 µs late.
+pub fn bench_spec(ranks: usize) -> Spec {
     let imp: Implementation = "allreduce:binomial".parse().expect("a valid id");
     let mut spec = Spec::new(imp, ranks);
     for r in ranks / 2..ranks {
@@ -309,92 +306,4 @@ fn bench_spec(ranks: usize) -> Spec {
     spec.offset_error = 300;
     spec.delay = Some((ranks - 1, 10_000));
     spec
-}
-
-/// `CALLSxRANKS`.
-fn parse(text: &str) -> Result<(u64, usize), Failure> {
-    let bad = || {
-        Failure::Usage(format!(
-            "--bench-synthetic `{text}`: expected CALLSxRANKS, e.g. 100000x16"
-        ))
-    };
-    let (c, r) = text.split_once('x').ok_or_else(bad)?;
-    let (c, r): (u64, usize) = (c.parse().map_err(|_| bad())?, r.parse().map_err(|_| bad())?);
-    if c == 0 || !(2..=u16::MAX as usize).contains(&r) {
-        return Err(bad());
-    }
-    Ok((c, r))
-}
-
-/// The peak resident memory of this process, KiB (Linux's VmHWM).
-fn peak_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// `--bench-synthetic`: writes the files in a child process (so that the
-/// writing's memory is not counted), then analyses them here and prints
-/// the time and the peak memory.
-pub fn bench(text: &str, write_only: Option<&Path>) -> Result<ExitCode, Failure> {
-    let (calls, ranks) = parse(text)?;
-    let spec = bench_spec(ranks);
-    if let Some(dir) = write_only {
-        write(dir, &spec, calls).map_err(Failure::Run)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let dir = std::env::temp_dir().join(format!("autocoll-analyze-bench-{}", std::process::id()));
-    let exe = std::env::current_exe()
-        .context("finding this program")
-        .map_err(Failure::Run)?;
-    let started = Instant::now();
-    let status = std::process::Command::new(exe)
-        .args(["analyze", "--bench-synthetic", text, "--write-synthetic"])
-        .arg(&dir)
-        .status()
-        .context("starting the writer of the synthetic trace")
-        .map_err(Failure::Run)?;
-    if !status.success() {
-        return Err(Failure::Run(anyhow!(
-            "writing the synthetic trace failed ({status})"
-        )));
-    }
-    let written = started.elapsed().as_secs_f64();
-    let trace_bytes: u64 = (0..ranks)
-        .filter_map(|r| std::fs::metadata(rank_file(&dir, r)).ok())
-        .map(|m| m.len())
-        .sum();
-    let before = peak_kib();
-    let started = Instant::now();
-    let options = Options {
-        calls: 0..u64::MAX,
-        tolerance: 0.1,
-    };
-    let result = super::analyse(&dir, &options, None);
-    let took = started.elapsed().as_secs_f64();
-    let peak = peak_kib();
-    let _ = std::fs::remove_dir_all(&dir);
-    let report = result?;
-    let events: u64 = report.files.iter().map(|f| f.events).sum();
-    let mib = |k: Option<u64>| k.map_or("?".into(), |k| format!("{:.1}", k as f64 / 1024.0));
-    say!(
-        "synthetic trace: {calls} calls × {ranks} ranks of {}, {events} events, {:.1} MiB in {ranks} files (written in {written:.1} s)",
-        spec.imp,
-        trace_bytes as f64 / (1 << 20) as f64
-    );
-    say!(
-        "analysis: {took:.2} s ({:.0} calls/s, {:.1} M events/s); peak memory {} MiB (VmHWM; {} MiB before reading)",
-        calls as f64 / took,
-        events as f64 / took / 1e6,
-        mib(peak),
-        mib(before)
-    );
-    if let Some(i) = report
-        .groups
-        .first()
-        .and_then(|g| g.load_imbalance.as_ref())
-    {
-        say!("found: {}", i.sentence);
-    }
-    Ok(ExitCode::SUCCESS)
 }

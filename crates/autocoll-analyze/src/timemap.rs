@@ -14,11 +14,12 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::result::{GroupReport, PathReport};
+use crate::error::{Error, Result};
 use crate::plot::{legend, PALETTE};
+use crate::result::{GroupReport, PathReport};
 
 /// One line: its legend, and its stages (name, kind, mean µs, is down).
-pub struct Line {
+pub(crate) struct Line {
     /// Its legend.
     pub label: String,
     /// Its stages in path order.
@@ -26,7 +27,7 @@ pub struct Line {
 }
 
 /// The line of one path.
-pub fn line(label: String, path: &PathReport) -> Line {
+pub(crate) fn line(label: String, path: &PathReport) -> Line {
     Line {
         label,
         stages: path
@@ -42,10 +43,7 @@ pub fn line(label: String, path: &PathReport) -> Line {
 
 /// The timemap of a tree group (file name, SVG), or nothing when the
 /// group has no paths (not a tree, or unaligned clocks).
-pub fn figure(
-    g: &GroupReport,
-    ranks: Option<&[usize]>,
-) -> Result<Option<(String, String)>, String> {
+pub fn figure(g: &GroupReport, ranks: Option<&[usize]>) -> Result<Option<(String, String)>> {
     let path_of = |r: usize| g.paths.iter().find(|p| p.rank == r);
     let lines: Vec<Line> = match ranks {
         Some(list) => list
@@ -74,11 +72,11 @@ pub fn figure(
         "{}, {size}: timemap (mean per stage, 0 = the root's turn)",
         g.imp
     );
-    let svg = draw(&title, &lines)?;
-    Ok(Some((
-        format!("{}-timemap.svg", super::slug(&g.imp, g.bytes, g.root)),
-        svg,
-    )))
+    let svg = draw(&title, &lines).map_err(|reason| Error::Plot {
+        what: "timemap",
+        reason,
+    })?;
+    Ok(Some((format!("{}-timemap.svg", g.slug()), svg)))
 }
 
 /// The heights of a line's points: its entry, then each stage's end.
@@ -122,7 +120,7 @@ fn y_labels(lines: &[Line], halves: bool) -> Vec<(f64, String)> {
 }
 
 /// Draws `lines` end to end, each stage's end at y = k/n of its path.
-pub fn draw(title: &str, lines: &[Line]) -> Result<String, String> {
+pub(crate) fn draw(title: &str, lines: &[Line]) -> Result<String, String> {
     let has = |down: bool| lines.iter().any(|l| l.stages.iter().any(|s| s.3 == down));
     let halves = has(true) && has(false);
     let points: Vec<Vec<(f64, f64)>> = lines
@@ -165,22 +163,7 @@ pub fn draw(title: &str, lines: &[Line]) -> Result<String, String> {
             .x_desc("mean time (µs); down path < 0 < up path")
             .draw()
             .map_err(|e| e.to_string())?;
-        // The labels beside the axis, at the stages' heights: plotters
-        // chooses its own tick values, which would not fall on them.
-        let style = TextStyle::from(("sans-serif", 12).into_font())
-            .pos(Pos::new(HPos::Right, VPos::Center));
-        for (y, label) in &labels {
-            let y = *y;
-            chart
-                .draw_series(LineSeries::new(
-                    vec![(lo - pad, y), (hi + pad, y)],
-                    BLACK.mix(0.08),
-                ))
-                .map_err(|e| e.to_string())?;
-            let (px, py) = chart.backend_coord(&(lo - pad, y));
-            area.draw(&Text::new(label.clone(), (px - 6, py), style.clone()))
-                .map_err(|e| e.to_string())?;
-        }
+        y_axis(&area, &mut chart, &labels, (lo - pad, hi + pad))?;
         chart
             .draw_series(LineSeries::new(
                 vec![(0.0, -0.02), (0.0, 1.02)],
@@ -196,9 +179,32 @@ pub fn draw(title: &str, lines: &[Line]) -> Result<String, String> {
     Ok(text)
 }
 
+/// The labels beside the axis, at the stages' heights, each with a faint
+/// line across `x`: plotters chooses its own tick values, which would not
+/// fall on them.
+fn y_axis<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    labels: &[(f64, String)],
+    (lo, hi): (f64, f64),
+) -> Result<(), String> {
+    let style =
+        TextStyle::from(("sans-serif", 12).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+    for (y, label) in labels {
+        let y = *y;
+        chart
+            .draw_series(LineSeries::new(vec![(lo, y), (hi, y)], BLACK.mix(0.08)))
+            .map_err(|e| e.to_string())?;
+        let (px, py) = chart.backend_coord(&(lo, y));
+        area.draw(&Text::new(label.clone(), (px - 6, py), style.clone()))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
 /// A line through `pts` with a dot at each, in the `i`-th colour, and its
 /// legend entry.
-pub fn dotted_line<DB: DrawingBackend>(
+pub(crate) fn dotted_line<DB: DrawingBackend>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
     pts: Vec<(f64, f64)>,
     i: usize,

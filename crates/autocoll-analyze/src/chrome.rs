@@ -30,11 +30,31 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
 use autocoll::observe::Stage;
 use autocoll::trace::format::Header;
 
-use super::call::View;
+use crate::call::View;
+use crate::error::{Error, Result};
+
+/// Beyond this size Perfetto's UI struggles.
+const HEAVY_BYTES: u64 = 300 << 20;
+
+/// A finished timeline.
+#[derive(Clone, Debug)]
+pub struct Timeline {
+    /// Where it was written.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
+impl Timeline {
+    /// True when it is larger than Perfetto's UI opens comfortably (a few
+    /// hundred MB): a smaller range of calls would serve better.
+    pub fn heavy(&self) -> bool {
+        self.bytes > HEAVY_BYTES
+    }
+}
 
 /// The timeline being written.
 pub struct Chrome {
@@ -68,16 +88,17 @@ impl Chrome {
         };
         let name = path
             .file_name()
-            .with_context(|| format!("--chrome `{}` names no file", path.display()))?;
+            .ok_or_else(|| Error::NotAFile(path.to_path_buf()))?;
         let tmp = dir.join(format!(
             ".{}.tmp{}",
             name.to_string_lossy(),
             std::process::id()
         ));
-        let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let file = File::create(&tmp)
+            .map_err(|e| Error::write(format!("creating {}", tmp.display()), e))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")
-            .with_context(|| format!("writing {}", tmp.display()))?;
+            .map_err(|e| Error::write(format!("writing {}", tmp.display()), e))?;
         Ok(Chrome {
             path: path.to_path_buf(),
             tmp,
@@ -93,7 +114,8 @@ impl Chrome {
     fn event(&mut self, json: &str) -> Result<()> {
         let sep = if self.events == 0 { "" } else { ",\n" };
         self.events += 1;
-        write!(self.out, "{sep}{json}").with_context(|| format!("writing {}", self.tmp.display()))
+        write!(self.out, "{sep}{json}")
+            .map_err(|e| Error::write(format!("writing {}", self.tmp.display()), e))
     }
 
     fn pid(&self, rank_host: &str) -> usize {
@@ -129,14 +151,9 @@ impl Chrome {
         Ok(())
     }
 
-    /// Writes one call.
-    pub fn add(&mut self, view: &View, headers: &[Option<Header>]) -> Result<()> {
-        if self.origin.is_none() {
-            self.metadata(headers)?;
-            self.origin = view.ranks.iter().flatten().map(|v| v.enter()).min();
-        }
-        let origin = self.origin.unwrap_or(0);
-        // The flow id of each paired send and receive.
+    /// The flow id of each paired send and receive, by rank and event, and
+    /// whether it is the send.
+    fn flows(&mut self, view: &View) -> Vec<Vec<Option<(u64, bool)>>> {
         let mut flows: Vec<Vec<Option<(u64, bool)>>> = view
             .ranks
             .iter()
@@ -148,8 +165,19 @@ impl Chrome {
             flows[m.send.rank][m.send.index] = Some((id, true));
             flows[m.recv.rank][m.recv.index] = Some((id, false));
         }
+        flows
+    }
+
+    /// Writes one call.
+    pub(crate) fn add(&mut self, view: &View, headers: &[Option<Header>]) -> Result<()> {
+        if self.origin.is_none() {
+            self.metadata(headers)?;
+            self.origin = view.ranks.iter().flatten().map(|v| v.enter()).min();
+        }
+        let origin = self.origin.unwrap_or(0);
+        let flows = self.flows(view);
         let mut critical: Vec<Vec<bool>> = flows.iter().map(|f| vec![false; f.len()]).collect();
-        for step in super::critical::path(view).unwrap_or_default() {
+        for step in crate::critical::path(view).unwrap_or_default() {
             critical[step.rank][step.index] = true;
         }
         let name = quoted(view.imp);
@@ -200,26 +228,22 @@ impl Chrome {
     }
 
     /// Closes the document and renames it over the target.
-    pub fn finish(mut self) -> Result<PathBuf> {
+    pub fn finish(mut self) -> Result<Timeline> {
         let tmp = self.tmp.clone();
-        let io =
-            |e: std::io::Error| anyhow::Error::new(e).context(format!("writing {}", tmp.display()));
+        let io = |e| Error::write(format!("writing {}", tmp.display()), e);
         self.out.write_all(b"\n]}\n").map_err(io)?;
         self.out.flush().map_err(io)?;
         self.out.get_ref().sync_all().map_err(io)?;
-        std::fs::rename(&self.tmp, &self.path).with_context(|| {
-            format!("renaming {} to {}", self.tmp.display(), self.path.display())
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| {
+            let what = format!("renaming {} to {}", self.tmp.display(), self.path.display());
+            Error::write(what, e)
         })?;
         self.finished = true;
-        let size = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
-        if size > 300 << 20 {
-            eprintln!(
-                "autocoll analyze: {} holds {} MB: Perfetto's UI struggles beyond a few hundred; pick calls with --calls A..B",
-                self.path.display(),
-                size >> 20
-            );
-        }
-        Ok(self.path.clone())
+        let bytes = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
+        Ok(Timeline {
+            path: self.path.clone(),
+            bytes,
+        })
     }
 }
 

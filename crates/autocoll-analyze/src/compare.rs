@@ -10,10 +10,9 @@
 //! stages. The speedup is this run's mean call time over the other's: above
 //! 1 the other configuration is faster.
 
-use super::report::us;
-use super::result::{GroupReport, Report};
-use super::timemap::{draw, line, Line};
-use crate::out::say;
+use crate::error::{Error, Result};
+use crate::result::{GroupReport, Report};
+use crate::timemap::{draw, line, Line};
 
 /// One matched pair of groups.
 pub struct Comparison {
@@ -32,16 +31,12 @@ pub struct Comparison {
 }
 
 /// Every matched group of `this` and `other`.
-pub fn compare(
-    this: &Report,
-    other: &Report,
-    rank: Option<usize>,
-) -> Result<Vec<Comparison>, String> {
+pub fn compare(this: &Report, other: &Report, rank: Option<usize>) -> Result<Vec<Comparison>> {
     if let Some(r) = rank.filter(|&r| r >= this.ranks.min(other.ranks)) {
-        return Err(format!(
+        return Err(Error::Compare(format!(
             "--rank {r} is not a rank of both runs ({} and {} ranks)",
             this.ranks, other.ranks
-        ));
+        )));
     }
     let mut out = Vec::new();
     for g in &this.groups {
@@ -66,10 +61,10 @@ pub fn compare(
         });
     }
     if out.is_empty() {
-        return Err(format!(
+        return Err(Error::Compare(format!(
             "--compare: no (collective, bytes, root) is in both {} and {}",
             this.dir, other.dir
-        ));
+        )));
     }
     Ok(out)
 }
@@ -116,69 +111,16 @@ fn rows(a: &GroupReport, b: &GroupReport, rank: usize) -> Vec<(String, f64, f64)
         local(a).unwrap_or([f64::NAN; 4]),
         local(b).unwrap_or([f64::NAN; 4]),
     );
-    super::group::LOCAL
+    crate::group::LOCAL
         .iter()
         .enumerate()
         .map(|(i, n)| (n.to_string(), x[i], y[i]))
         .collect()
 }
 
-/// Prints each comparison's table.
-pub fn print(comparisons: &[Comparison]) {
-    for c in comparisons {
-        say!();
-        say!(
-            "== compare rank {}: {} ({}) against {} ({}), {} bytes ==",
-            c.rank,
-            c.this.imp,
-            c.dirs.0,
-            c.other.imp,
-            c.dirs.1,
-            c.this.bytes
-        );
-        say!(
-            "  {:<16} {:>12} {:>12} {:>12}",
-            "stage (µs)",
-            "this",
-            "other",
-            "other − this"
-        );
-        let (mut ta, mut tb) = (0.0, 0.0);
-        for (name, a, b) in &c.rows {
-            say!(
-                "  {:<16} {:>12} {:>12} {:>12}",
-                name,
-                us(a * 1e-6),
-                us(b * 1e-6),
-                us((b - a) * 1e-6)
-            );
-            ta += a;
-            tb += b;
-        }
-        say!(
-            "  {:<16} {:>12} {:>12} {:>12}",
-            "total",
-            us(ta * 1e-6),
-            us(tb * 1e-6),
-            us((tb - ta) * 1e-6)
-        );
-        say!(
-            "  call time: mean {} µs against {} µs: speedup {:.2}× ({})",
-            us(c.this.call_time.mean_s),
-            us(c.other.call_time.mean_s),
-            c.speedup,
-            if c.speedup >= 1.0 {
-                "the other is faster"
-            } else {
-                "this one is faster"
-            }
-        );
-    }
-}
-
 /// Figure 3a for one comparison (file name, SVG), when the rank has a
 /// path over a tree in either run.
-pub fn figure(c: &Comparison) -> Result<Option<(String, String)>, String> {
+pub fn figure(c: &Comparison) -> Result<Option<(String, String)>> {
     let lines: Vec<Line> = [(&c.this, &c.dirs.0), (&c.other, &c.dirs.1)]
         .iter()
         .filter_map(|(g, dir)| {
@@ -193,10 +135,10 @@ pub fn figure(c: &Comparison) -> Result<Option<(String, String)>, String> {
         "rank {}, {} bytes: {} against {} (speedup {:.2}×)",
         c.rank, c.this.bytes, c.this.imp, c.other.imp, c.speedup
     );
-    let name = format!(
-        "{}-compare-rank{}.svg",
-        super::slug(&c.this.imp, c.this.bytes, c.this.root),
-        c.rank
-    );
-    Ok(Some((name, draw(&title, &lines)?)))
+    let name = format!("{}-compare-rank{}.svg", c.this.slug(), c.rank);
+    let svg = draw(&title, &lines).map_err(|reason| Error::Plot {
+        what: "comparison plot",
+        reason,
+    })?;
+    Ok(Some((name, svg)))
 }
