@@ -410,7 +410,7 @@ mod tests {
     }
 
     #[test]
-    fn issue18_arguments_come_in_order_one_x_per_variable() {
+    fn arguments_come_in_order_one_x_per_variable() {
         let a = args(&[
             "--select",
             "fixed:bcast:mpi, allreduce:ring",
@@ -457,7 +457,7 @@ mod tests {
     }
 
     #[test]
-    fn issue18_without_options_sets_only_the_preload_and_keeps_an_old_one() {
+    fn without_options_sets_only_the_preload_and_keeps_an_old_one() {
         let a = args(&["--", "-n", "2", "prog", "--", "x"]);
         let vars = settings(&a, Path::new("/w")).ok().unwrap();
         assert!(vars.is_empty());
@@ -485,7 +485,7 @@ mod tests {
     }
 
     #[test]
-    fn issue18_allows_root_only_as_root_and_only_once() {
+    fn allows_root_only_as_root_and_only_once() {
         let rest = os(&["-n", "2", "prog"]);
         let as_root = command_line(Path::new("/l.so"), &[], true, None, &rest);
         assert_eq!(as_root[0], "--allow-run-as-root");
@@ -500,7 +500,7 @@ mod tests {
     }
 
     #[test]
-    fn issue18_select_is_checked_as_the_library_does() {
+    fn select_is_checked_as_the_library_does() {
         let cwd = Path::new("/nowhere");
         for ok in [
             "lottery",
@@ -535,7 +535,7 @@ mod tests {
     }
 
     #[test]
-    fn issue18_select_table_is_read_and_made_absolute() {
+    fn select_table_is_read_and_made_absolute() {
         let dir = std::env::temp_dir().join(format!("autocoll-mpirun-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let bad = dir.join("bad.toml");
@@ -554,7 +554,7 @@ mod tests {
     }
 
     #[test]
-    fn issue18_refuses_mpich_and_files_that_are_not_the_library() {
+    fn refuses_mpich_and_files_that_are_not_the_library() {
         let ompi =
             "mpirun (Open MPI) 4.1.4\n\nReport bugs to http://www.open-mpi.org/community/help/\n";
         assert!(open_mpi(Path::new("mpirun"), ompi).is_ok());
@@ -585,7 +585,7 @@ mod tests {
     }
 
     #[test]
-    fn issue18_library_is_found_by_flag_env_or_beside_the_executable() {
+    fn library_is_found_by_flag_env_or_beside_the_executable() {
         let dir = std::env::temp_dir().join(format!("autocoll-lib-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("release")).unwrap();
         let beside = dir.join("release").join(LIB_NAME);

@@ -420,7 +420,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_exchanges_fit_how_much_slower_a_link_is_both_ways() {
+    fn exchanges_fit_how_much_slower_a_link_is_both_ways() {
         // One way 30 µs + 80 ns a byte; exchanges 6%, 8% and 7% more per
         // byte; a 1 KiB exchange (below the bandwidth's regime) and a
         // 4-rank row are left out.

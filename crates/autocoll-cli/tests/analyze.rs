@@ -105,7 +105,7 @@ fn analyze_json(dir: &Path) -> serde_json::Value {
 }
 
 #[test]
-fn issue16_a_late_rank_of_tcp_processes_is_found_as_the_source_for_binomial_chain_and_hier() {
+fn a_late_rank_of_tcp_processes_is_found_as_the_source_for_binomial_chain_and_hier() {
     let base = scratch("late");
     let hosts = base.join("hosts");
     std::fs::write(&hosts, HOSTS).unwrap();

@@ -27,10 +27,10 @@ const TREES: [&str; 4] = [
 ];
 
 #[test]
-fn issue4_ol_i_agrees_with_truth_over_tcp_on_an_emulated_cluster() {
+fn ol_i_agrees_with_truth_over_tcp_on_an_emulated_cluster() {
     if let Some(reason) = cannot_make_clusters() {
         eprintln!(
-            "SKIPPED issue4_ol_i_agrees_with_truth_over_tcp_on_an_emulated_cluster: {reason}"
+            "SKIPPED ol_i_agrees_with_truth_over_tcp_on_an_emulated_cluster: {reason}"
         );
         return;
     }

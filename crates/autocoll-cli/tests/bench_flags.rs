@@ -10,7 +10,7 @@ use serde_json::Value;
 use support::{autocoll, succeeded};
 
 #[test]
-fn issue20_compare_truth_pairs_the_methods_and_flags_crowded_figures() {
+fn compare_truth_pairs_the_methods_and_flags_crowded_figures() {
     let dir = std::env::temp_dir().join(format!("autocoll-test-flags-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -71,7 +71,7 @@ fn issue20_compare_truth_pairs_the_methods_and_flags_crowded_figures() {
 /// Issue 20: `bench --best` races the candidates as `tune` does and shows
 /// only each point's winner; the JSON keeps every candidate, marked.
 #[test]
-fn issue20_bench_best_shows_the_winner_of_a_race() {
+fn bench_best_shows_the_winner_of_a_race() {
     let dir = std::env::temp_dir().join(format!("autocoll-test-best-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -106,7 +106,7 @@ fn issue20_bench_best_shows_the_winner_of_a_race() {
 }
 
 #[test]
-fn issue20_bench_best_with_several_methods_is_refused() {
+fn bench_best_with_several_methods_is_refused() {
     let out = autocoll()
         .args([
             "bench",

@@ -47,7 +47,7 @@ fn assert_passed(out: &Output) -> String {
 }
 
 #[test]
-fn issue16_hier_passes_check_over_tcp_across_hosts() {
+fn hier_passes_check_over_tcp_across_hosts() {
     let hosts = file("hier-hosts", HOSTS);
     let out = autocoll(&[
         "check",
@@ -75,7 +75,7 @@ fn issue16_hier_passes_check_over_tcp_across_hosts() {
 }
 
 #[test]
-fn issue16_hier_passes_check_on_threads_laid_out_by_a_hostfile() {
+fn hier_passes_check_on_threads_laid_out_by_a_hostfile() {
     let hosts = file("hier-local", HOSTS);
     let out = autocoll(&[
         "check",
@@ -101,7 +101,7 @@ fn issue16_hier_passes_check_on_threads_laid_out_by_a_hostfile() {
 /// the ranks agree on the layout, and `hier` puts each host's ranks under
 /// one leader and the hosts under their switch's leader.
 #[test]
-fn issue16_launched_ranks_learn_their_hosts_and_switches() {
+fn launched_ranks_learn_their_hosts_and_switches() {
     let hosts = file("hier-layout", HOSTS);
     let me = std::env::current_exe().unwrap();
     let out = Command::new(AUTOCOLL)
@@ -136,7 +136,7 @@ fn issue16_launched_ranks_learn_their_hosts_and_switches() {
     }
 }
 
-/// One rank of [`issue16_launched_ranks_learn_their_hosts_and_switches`].
+/// One rank of [`launched_ranks_learn_their_hosts_and_switches`].
 #[test]
 fn layout_body() {
     if std::env::var_os("AUTOCOLL_LAYOUT_TEST").is_none() {
@@ -162,7 +162,7 @@ fn layout_body() {
 const TREE: &str = "# two hosts of three\n3\n0\n0\n-\n3\n3\n";
 
 #[test]
-fn issue16_a_tree_file_runs_every_collective_from_its_root() {
+fn a_tree_file_runs_every_collective_from_its_root() {
     let tree = file("tree", TREE);
     let out = autocoll(&[
         "check",
@@ -189,7 +189,7 @@ fn issue16_a_tree_file_runs_every_collective_from_its_root() {
 }
 
 #[test]
-fn issue16_a_tree_file_that_is_not_a_tree_is_refused_with_its_line() {
+fn a_tree_file_that_is_not_a_tree_is_refused_with_its_line() {
     let tree = file("bad-tree", "-\n2\n1\n");
     let path = tree.to_str().unwrap();
     for cmd in ["check", "bench", "tune", "adapt"] {
@@ -212,7 +212,7 @@ fn issue16_a_tree_file_that_is_not_a_tree_is_refused_with_its_line() {
 
 /// `bench` times the file's tree beside --impl's.
 #[test]
-fn issue16_bench_times_a_tree_file_beside_the_implementations_named() {
+fn bench_times_a_tree_file_beside_the_implementations_named() {
     let tree = file("bench-tree", TREE);
     let out = autocoll(&[
         "bench",
@@ -244,7 +244,7 @@ fn issue16_bench_times_a_tree_file_beside_the_implementations_named() {
 }
 
 #[test]
-fn issue16_list_names_hier_and_its_levels() {
+fn list_names_hier_and_its_levels() {
     let out = autocoll(&["list", "--op", "bcast"]);
     let stdout = text(&out.stdout);
     assert!(

@@ -97,7 +97,7 @@ fn ladder(path: &Path) {
 }
 
 #[test]
-fn issue19_map_on_the_two_subnet_cluster_writes_a_rankfile_that_beats_linear() {
+fn map_on_the_two_subnet_cluster_writes_a_rankfile_that_beats_linear() {
     let dir = scratch("twosub");
     ladder(&dir.join("ladder.json"));
     let spec = repo("clusters/two-subnet.toml");
@@ -173,7 +173,7 @@ fn issue19_map_on_the_two_subnet_cluster_writes_a_rankfile_that_beats_linear() {
 /// 1 and 2, 4 and 5: the hostfile `map` writes places each pair on one
 /// host, and `autocoll launch` runs every rank where the mapping says.
 #[test]
-fn issue19_launch_places_every_rank_on_the_host_of_a_mapped_hostfile() {
+fn launch_places_every_rank_on_the_host_of_a_mapped_hostfile() {
     let dir = scratch("launch");
     let mut topology = String::from("schema = \"autocoll.topology/1\"\nname = \"lo\"\n");
     topology += "[[element]]\nname = \"sw\"\n";
@@ -235,7 +235,7 @@ fn issue19_launch_places_every_rank_on_the_host_of_a_mapped_hostfile() {
 }
 
 #[test]
-fn issue19_bad_topologies_and_patterns_are_refused_naming_the_file_and_line() {
+fn bad_topologies_and_patterns_are_refused_naming_the_file_and_line() {
     let dir = scratch("bad");
     std::fs::write(
         dir.join("t.toml"),
@@ -280,7 +280,7 @@ fn issue19_bad_topologies_and_patterns_are_refused_naming_the_file_and_line() {
 /// `scotch_gmap` and its mapping comes back as a rankfile, every rank on a
 /// processing element of its own.
 #[test]
-fn issue19_scotch_gmap_takes_our_files_and_its_mapping_is_read_back() {
+fn scotch_gmap_takes_our_files_and_its_mapping_is_read_back() {
     if !have_scotch() {
         eprintln!("scotch_gmap not installed: skipped");
         return;
@@ -320,7 +320,7 @@ fn issue19_scotch_gmap_takes_our_files_and_its_mapping_is_read_back() {
 /// rankfile `map` writes puts every rank on its host. Ranks r and 15 − r
 /// talk, so the greedy mapping is not the linear one.
 #[test]
-fn issue19_mpirun_places_every_rank_on_the_host_of_the_rankfile() {
+fn mpirun_places_every_rank_on_the_host_of_the_rankfile() {
     if let Some(why) = support::cannot_make_clusters() {
         eprintln!("skipped: {why}");
         return;
@@ -395,7 +395,7 @@ fn issue19_mpirun_places_every_rank_on_the_host_of_the_rankfile() {
 /// the elements inside, the rankfile still names the hosts; a line that
 /// does not fit the hosts is refused naming both.
 #[test]
-fn issue19_the_inside_of_a_host_comes_from_a_saved_hwloc_line() {
+fn the_inside_of_a_host_comes_from_a_saved_hwloc_line() {
     let dir = scratch("hwloc");
     let mut topology = String::from("schema = \"autocoll.topology/1\"\nname = \"four\"\n");
     topology += "[[element]]\nname = \"sw\"\n";
@@ -471,7 +471,7 @@ fn issue19_the_inside_of_a_host_comes_from_a_saved_hwloc_line() {
 /// than any link, the JSON with every curve and Figure 1 as SVG. Without
 /// an agent and on several hosts it says what to give.
 #[test]
-fn issue19_the_probe_measures_the_emulated_links_into_a_topology_file() {
+fn the_probe_measures_the_emulated_links_into_a_topology_file() {
     if let Some(why) = support::cannot_make_clusters() {
         eprintln!("skipped: {why}");
         return;

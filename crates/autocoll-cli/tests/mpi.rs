@@ -123,8 +123,8 @@ fn a_rank_count_that_disagrees_with_mpirun_is_refused() {
 /// them, every rank here on one machine) are laid out by them, and every
 /// collective over `hier` passes across those hosts.
 #[test]
-fn issue16_mpi_ranks_take_their_hosts_and_switches_from_the_environment() {
-    skip_unless_ready!("issue16_mpi_ranks_take_their_hosts_and_switches_from_the_environment");
+fn mpi_ranks_take_their_hosts_and_switches_from_the_environment() {
+    skip_unless_ready!("mpi_ranks_take_their_hosts_and_switches_from_the_environment");
     let script = "r=$OMPI_COMM_WORLD_RANK; export AUTOCOLL_HOST=node$((r / 2)); \
         [ $r -ge 2 ] && export AUTOCOLL_SWITCH=sw0/sw1 || export AUTOCOLL_SWITCH=sw0; exec \"$@\"";
     let out = Command::new("mpirun")

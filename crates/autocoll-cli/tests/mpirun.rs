@@ -72,14 +72,14 @@ fn library() -> PathBuf {
 }
 
 #[test]
-fn issue18_mpirun_preloads_the_library() {
+fn mpirun_preloads_the_library() {
     if !Command::new("mpicc")
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success())
     {
         eprintln!(
-            "SKIPPED issue18_mpirun_preloads_the_library: needs mpicc (Debian: libopenmpi-dev)"
+            "SKIPPED mpirun_preloads_the_library: needs mpicc (Debian: libopenmpi-dev)"
         );
         return;
     }
@@ -127,7 +127,7 @@ fn issue18_mpirun_preloads_the_library() {
 }
 
 #[test]
-fn issue18_mpirun_passes_on_the_exit_status_of_mpirun() {
+fn mpirun_passes_on_the_exit_status_of_mpirun() {
     let lib = library();
     let dir = std::env::temp_dir().join(format!("autocoll-issue18-status-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -32,7 +32,7 @@ fn medians(path: &std::path::Path) -> Vec<(String, f64)> {
 }
 
 #[test]
-fn issue20_bench_on_sim_runs_256_ranks_and_the_flat_tree_loses_by_far() {
+fn bench_on_sim_runs_256_ranks_and_the_flat_tree_loses_by_far() {
     let dir = scratch("bench");
     let json = dir.join("r.json");
     let out = autocoll()
@@ -62,7 +62,7 @@ fn issue20_bench_on_sim_runs_256_ranks_and_the_flat_tree_loses_by_far() {
 }
 
 #[test]
-fn issue20_a_model_fitted_to_two_rank_runs_predicts_them_back() {
+fn a_model_fitted_to_two_rank_runs_predicts_them_back() {
     let dir = scratch("fit");
     let (runs, model, predicted) = (dir.join("p2.json"), dir.join("m.toml"), dir.join("s.json"));
     // Two-rank "measurements" made on a known model, fitted, run again.
@@ -151,7 +151,7 @@ fn issue20_a_model_fitted_to_two_rank_runs_predicts_them_back() {
 }
 
 #[test]
-fn issue20_tune_on_sim_writes_rules_for_64_ranks() {
+fn tune_on_sim_writes_rules_for_64_ranks() {
     let dir = scratch("tune");
     let table = dir.join("t.toml");
     succeeded(
@@ -167,7 +167,7 @@ fn issue20_tune_on_sim_writes_rules_for_64_ranks() {
 }
 
 #[test]
-fn issue20_sim_refuses_what_it_cannot_do() {
+fn sim_refuses_what_it_cannot_do() {
     let dir = scratch("refuse");
     let bad = dir.join("bad.toml");
     std::fs::write(&bad, "ranks_per_host = 0\n").unwrap();

@@ -21,7 +21,7 @@ fn text(out: &[u8]) -> String {
 }
 
 #[test]
-fn issue3_check_over_tcp_processes_passes_a_sample_of_the_matrix() {
+fn check_over_tcp_processes_passes_a_sample_of_the_matrix() {
     let out = autocoll(&[
         "check",
         "--transport",
@@ -47,7 +47,7 @@ fn issue3_check_over_tcp_processes_passes_a_sample_of_the_matrix() {
 }
 
 #[test]
-fn issue3_launch_forwards_output_and_returns_the_first_failing_status() {
+fn launch_forwards_output_and_returns_the_first_failing_status() {
     let start = Instant::now();
     let out = autocoll(&[
         "launch",
@@ -109,7 +109,7 @@ fn launch_kills_what_a_failed_job_s_other_ranks_started() {
 }
 
 #[test]
-fn issue3_launch_refuses_bad_hostfiles_with_the_line() {
+fn launch_refuses_bad_hostfiles_with_the_line() {
     let path = std::env::temp_dir().join(format!("autocoll-hf-{}", std::process::id()));
     std::fs::write(&path, "127.0.0.1 slots=2\nnode2 slots=two\n").unwrap();
     let out = autocoll(&[
@@ -131,7 +131,7 @@ fn issue3_launch_refuses_bad_hostfiles_with_the_line() {
 }
 
 #[test]
-fn issue3_launch_runs_ranks_through_a_hostfile_and_an_agent() {
+fn launch_runs_ranks_through_a_hostfile_and_an_agent() {
     let path = std::env::temp_dir().join(format!("autocoll-hf2-{}", std::process::id()));
     std::fs::write(
         &path,
@@ -260,7 +260,7 @@ fn cores_by_rank(stdout: &str, n: usize) -> Vec<String> {
 /// a core decided which tree was faster, job by job. `--bind-to none`
 /// leaves them where they were.
 #[test]
-fn issue20_crowded_tcp_ranks_are_bound_round_robin_to_cores() {
+fn crowded_tcp_ranks_are_bound_round_robin_to_cores() {
     let before = cores_of_threads();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Two cores counted, three ranks: crowded on any machine.
@@ -316,18 +316,18 @@ fn assert_others_failed(stdout: &str) {
 }
 
 #[test]
-fn issue3_a_rank_process_that_dies_fails_the_others_long_before_the_timeout() {
+fn a_rank_process_that_dies_fails_the_others_long_before_the_timeout() {
     // With a 60 s timeout, an error within 20 s came from the closed socket.
     assert_others_failed(&scenario(3, "die", "60"));
 }
 
 #[test]
-fn issue3_a_rank_process_that_hangs_makes_the_others_time_out() {
+fn a_rank_process_that_hangs_makes_the_others_time_out() {
     assert_others_failed(&scenario(3, "hang", "1"));
 }
 
 #[test]
-fn issue3_mismatched_calls_across_processes_name_both() {
+fn mismatched_calls_across_processes_name_both() {
     let stdout = scenario(2, "mismatch", "30");
     let (_, line) = verdict(&stdout, 1);
     assert!(
@@ -346,7 +346,7 @@ fn issue3_mismatched_calls_across_processes_name_both() {
 /// and a stray job variable of its own (a launcher started inside a rank)
 /// does not leak into the job.
 #[test]
-fn issue15_launch_passes_its_autocoll_settings_through_an_agent() {
+fn launch_passes_its_autocoll_settings_through_an_agent() {
     let path = std::env::temp_dir().join(format!("autocoll-hf3-{}", std::process::id()));
     std::fs::write(&path, "127.0.0.1 slots=2\n").unwrap();
     let out = Command::new(AUTOCOLL)

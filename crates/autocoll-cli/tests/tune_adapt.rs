@@ -100,7 +100,7 @@ fn tune_writes_a_table_of_the_measured_winners_and_resumes() {
 /// repetitions are the first of the final ones, and the race's rounds go
 /// on from where they were.
 #[test]
-fn issue20_a_resumed_tune_goes_on_with_the_saved_race() {
+fn a_resumed_tune_goes_on_with_the_saved_race() {
     let dir = tempdir("tune-race-resume");
     let imps = ["bcast:flat", "bcast:chain:seg=1K"];
     let saved = serde_json::json!({
@@ -133,7 +133,7 @@ fn issue20_a_resumed_tune_goes_on_with_the_saved_race() {
 /// Candidates that send the same messages are raced as one: on 4 ranks
 /// the 3-ary tree is the flat tree, and carries its figures.
 #[test]
-fn issue20_a_race_measures_candidates_that_send_the_same_messages_once() {
+fn a_race_measures_candidates_that_send_the_same_messages_once() {
     let dir = tempdir("tune-alike");
     succeeded(
         autocoll()
@@ -359,7 +359,7 @@ fn adapt_with_a_state_reports_the_first_calls_of_the_runs_that_start_from_it() {
 /// candidate: a lone call there (the warm-up's first try, a readmitted
 /// candidate's one trial) taught the lottery only the message's cost.
 #[test]
-fn issue6_every_draw_message_is_followed_by_a_call_the_lottery_learns_from() {
+fn every_draw_message_is_followed_by_a_call_the_lottery_learns_from() {
     let dir = tempdir("adapt-after-message");
     let r = adapt(&dir, &["--calls", "200"]);
     let lottery = &r["per_call"]["lottery"];
@@ -540,7 +540,7 @@ fn tempdir(name: &str) -> std::path::PathBuf {
 /// measured with enough repetitions: by truth, flagged `crowded`, or where
 /// truth kept too few, by the fallback method, flagged `fallback`.
 #[test]
-fn issue20_tune_on_crowded_cores_still_measures_every_winner_and_flags_it() {
+fn tune_on_crowded_cores_still_measures_every_winner_and_flags_it() {
     let dir = tempdir("tune-crowded");
     let out = autocoll()
         .env("AUTOCOLL_CORES", "2")
@@ -586,7 +586,7 @@ fn issue20_tune_on_crowded_cores_still_measures_every_winner_and_flags_it() {
 /// twice), and the crowded cores and the ranks' binding said once, not
 /// once a job.
 #[test]
-fn issue20_tune_over_tcp_measures_each_point_once_in_a_job_of_its_own() {
+fn tune_over_tcp_measures_each_point_once_in_a_job_of_its_own() {
     let dir = tempdir("tune-job-per-point");
     let out = autocoll()
         .env("AUTOCOLL_CORES", "2")
@@ -633,7 +633,7 @@ fn issue20_tune_over_tcp_measures_each_point_once_in_a_job_of_its_own() {
 /// measured again in jobs of their own, and each finalist's row says how
 /// they fared there; no other row does.
 #[test]
-fn issue20_a_final_over_tcp_is_settled_in_jobs_of_its_own() {
+fn a_final_over_tcp_is_settled_in_jobs_of_its_own() {
     let dir = tempdir("tune-final-jobs");
     // Two rounds of two close candidates at eleven sizes: some race is
     // left undecided and goes to its final. Which does is chance; a sweep
@@ -701,7 +701,7 @@ fn settled_final(r: &serde_json::Value) -> bool {
 /// after it runs --rounds-per-job rounds, and every repetition of every
 /// job is kept; with --rounds-per-job 0 the race is one job.
 #[test]
-fn issue20_a_race_over_tcp_runs_in_jobs_of_a_few_rounds() {
+fn a_race_over_tcp_runs_in_jobs_of_a_few_rounds() {
     let dir = tempdir("tune-race-jobs");
     for (per_job, name) in [("2", "t.toml"), ("0", "u.toml")] {
         let out = autocoll()
@@ -747,7 +747,7 @@ fn issue20_a_race_over_tcp_runs_in_jobs_of_a_few_rounds() {
 
 /// Issue 20: a bad AUTOCOLL_CORES is refused with what was wrong.
 #[test]
-fn issue20_a_bad_core_count_is_refused() {
+fn a_bad_core_count_is_refused() {
     let dir = tempdir("tune-bad-cores");
     let out = autocoll()
         .env("AUTOCOLL_CORES", "two")
