@@ -24,8 +24,9 @@ mod table;
 
 use std::collections::HashMap;
 
+pub use crate::ids::Collective;
 pub use adaptive::{default_candidates, Lottery};
-pub use implementation::{format_bytes, parse_bytes, Algorithm, Collective, Implementation};
+pub use implementation::{format_bytes, parse_bytes, Algorithm, Implementation};
 pub use table::{Rule, Table};
 
 use crate::error::Result;
