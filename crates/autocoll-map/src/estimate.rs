@@ -15,8 +15,10 @@
 //! time; the room here is computed from the earlier ranks' bytes (see
 //! docs/decisions.md).
 
+use crate::mapping::Mapping;
 use crate::topology::Hop;
-use crate::{Mapping, Table, Topology, Traffic};
+use crate::topology::{Table, Topology};
+use crate::traffic::Traffic;
 
 /// A direction of a link, or a switch element's aggregate.
 #[derive(Clone, Debug)]
@@ -54,7 +56,7 @@ impl<'a> Estimator<'a> {
     /// The resources of `topology`.
     pub fn new(topology: &'a Topology) -> Estimator<'a> {
         let mut resources = Vec::new();
-        let mut pair = |name: &str, l: &crate::Link| {
+        let mut pair = |name: &str, l: &crate::topology::Link| {
             resources.push(Resource {
                 name: format!("{name} up"),
                 table: l.up.clone(),

@@ -27,8 +27,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::error::{Error, Result};
 use crate::mapping::fits;
-use crate::{Error, Mapping, Result, Topology, Traffic};
+use crate::mapping::Mapping;
+use crate::topology::Topology;
+use crate::traffic::Traffic;
 
 /// A multiset of shapes: shape → how many.
 type Shapes = BTreeMap<usize, usize>;

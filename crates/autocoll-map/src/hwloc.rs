@@ -13,7 +13,8 @@
 
 use std::process::Command;
 
-use crate::{Element, Error, Result, Topology};
+use crate::error::{Error, Result};
+use crate::topology::{Element, Topology};
 
 /// One level of a host's inside.
 #[derive(Clone, Debug, PartialEq, Eq)]

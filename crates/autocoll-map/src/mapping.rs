@@ -2,7 +2,8 @@
 //! job by it: Open MPI's rankfile, MPICH's machinefile and the hostfile of
 //! `autocoll launch`.
 
-use crate::{Error, Result, Topology};
+use crate::error::{Error, Result};
+use crate::topology::Topology;
 
 /// Rank i runs on processing element `pe[i]`; no two ranks share one.
 #[derive(Clone, Debug, PartialEq, Eq)]

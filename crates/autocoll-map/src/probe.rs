@@ -35,8 +35,9 @@ use autocoll::Communicator;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
 use crate::topology::Hop;
-use crate::{Error, Result, Table, Topology};
+use crate::topology::{Table, Topology};
 
 /// The tag of the probe's messages.
 const TAG: u64 = 0x9_0be;
@@ -586,9 +587,9 @@ const LIMITED: f64 = 0.9;
 
 /// What one stream from processing element `a` to `b` sustains alone: the
 /// least of the measured maxima on its path.
-fn path_rate(t: &Topology, elements: &[crate::Element], a: usize, b: usize) -> f64 {
+fn path_rate(t: &Topology, elements: &[crate::topology::Element], a: usize, b: usize) -> f64 {
     let mut rate = f64::INFINITY;
-    let mut take = |l: Option<&crate::Link>, up: bool| {
+    let mut take = |l: Option<&crate::topology::Link>, up: bool| {
         if let Some(l) = l {
             rate = rate.min(if up { l.max_up } else { l.max_down });
         }
@@ -626,7 +627,10 @@ fn table_of(curve: &Curve, points: &[Point]) -> Result<Table> {
     Table::new(good).map_err(|why| Error::Mismatch(format!("{}: {why}", curve.label)))
 }
 
-fn port_of(elements: &mut [crate::Element], port: Port) -> Result<&mut crate::Link> {
+fn port_of(
+    elements: &mut [crate::topology::Element],
+    port: Port,
+) -> Result<&mut crate::topology::Link> {
     let (e, link) = match port {
         Port::Link(e) => (e, elements.get_mut(e).and_then(|x| x.link.as_mut())),
         Port::Pe(e) => (e, elements.get_mut(e).and_then(|x| x.pe_link.as_mut())),

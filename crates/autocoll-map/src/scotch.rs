@@ -21,7 +21,10 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::{Error, Mapping, Result, Topology, Traffic};
+use crate::error::{Error, Result};
+use crate::mapping::Mapping;
+use crate::topology::Topology;
+use crate::traffic::Traffic;
 
 /// The weight of the heaviest edge in the graph.
 const HEAVIEST: f64 = 1e6;

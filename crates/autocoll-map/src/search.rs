@@ -13,8 +13,12 @@ use std::time::{Duration, Instant};
 
 use autocoll::select::lottery::Rng;
 
+use crate::error::Result;
+use crate::estimate::Estimator;
 use crate::mapping::fits;
-use crate::{Estimator, Mapping, Result, Topology, Traffic};
+use crate::mapping::Mapping;
+use crate::topology::Topology;
+use crate::traffic::Traffic;
 
 /// How long a search may run.
 #[derive(Clone, Copy, Debug)]

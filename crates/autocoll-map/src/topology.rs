@@ -15,10 +15,6 @@
 //! slots of a hostfile listing the same hosts, so that rank i on
 //! processing element i is the placement a user gets by default.
 
-use std::path::Path;
-
-use crate::{Error, Result};
-
 /// The `schema` of a topology file.
 pub const SCHEMA: &str = "autocoll.topology/1";
 
@@ -355,29 +351,6 @@ impl Topology {
         names.reverse();
         names.join("/")
     }
-
-    /// Reads a topology file.
-    pub fn read(path: &Path) -> Result<Topology> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::io(format!("reading topology {}", path.display()), e))?;
-        Topology::parse(&text, &path.display().to_string())
-    }
-
-    /// Parses a topology file's text; errors name `origin` and the line.
-    pub fn parse(text: &str, origin: &str) -> Result<Topology> {
-        file::parse(text, origin)
-    }
-
-    /// The file's text; [`Topology::parse`] reads back an equal topology.
-    pub fn to_toml(&self) -> String {
-        file::write(self)
-    }
-
-    /// Writes the file atomically.
-    pub fn write(&self, path: &Path) -> Result<()> {
-        autocoll::files::write_atomic(path, self.to_toml().as_bytes())
-            .map_err(|e| Error::Format(format!("writing {}: {e}", path.display())))
-    }
 }
 
 fn check_name(name: &str) -> std::result::Result<(), String> {
@@ -397,5 +370,39 @@ fn check_rate(rate: f64) -> std::result::Result<(), String> {
     }
 }
 
+/// Units of bandwidth text, in bytes per second: tc's decimal bit rates
+/// and byte rates.
+const UNITS: [(&str, f64); 10] = [
+    ("bit", 1.0 / 8.0),
+    ("kbit", 1e3 / 8.0),
+    ("mbit", 1e6 / 8.0),
+    ("gbit", 1e9 / 8.0),
+    ("b/s", 1.0),
+    ("kb/s", 1e3),
+    ("mb/s", 1e6),
+    ("gb/s", 1e9),
+    ("mib/s", 1048576.0),
+    ("gib/s", 1073741824.0),
+];
+
+/// `100mbit`, `2.5GB/s`, `800MiB/s`: a number and a unit.
+pub fn parse_rate(text: &str) -> std::result::Result<f64, String> {
+    let split = text
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(text.len());
+    let (number, unit) = (text[..split].trim(), text[split..].trim());
+    let unit = unit.to_ascii_lowercase();
+    let factor = UNITS
+        .iter()
+        .find(|(u, _)| *u == unit)
+        .map(|u| u.1)
+        .ok_or_else(|| {
+            format!("`{text}`: unknown unit (kbit, mbit, gbit, KB/s, MB/s, GB/s, MiB/s, GiB/s)")
+        })?;
+    let n: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a bandwidth (a number and a unit)"))?;
+    Ok(n * factor)
+}
+
 mod file;
-pub use file::parse_rate;

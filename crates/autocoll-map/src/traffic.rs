@@ -12,7 +12,7 @@ use std::path::Path;
 
 use autocoll::pattern::{Entry, Pattern};
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Messages of one length from one rank to another.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -12,7 +12,6 @@ use std::sync::{Mutex, OnceLock};
 
 use autocoll::Collective;
 
-use crate::coll::Outcome;
 use crate::config::Config;
 use crate::stats::{Reason, Stats};
 use crate::sys;
@@ -109,4 +108,12 @@ pub fn failed(comm: mpi::ffi::MPI_Comm, error: &autocoll::Error) -> c_int {
     };
     eprintln!("autocoll-mpi: {error}");
     sys::raise(comm, code)
+}
+
+/// What [`guarded`] does with a call.
+pub enum Outcome {
+    /// Done here, with this MPI code.
+    Done(c_int),
+    /// To the MPI library unchanged, counted under the reason.
+    Pass(Reason),
 }

@@ -14,7 +14,7 @@ use std::ffi::{c_int, c_void};
 use autocoll::Collective;
 use mpi::ffi::{self, MPI_Comm, MPI_Datatype};
 
-use crate::coll::{Args, Layout};
+use crate::args::{Args, Layout};
 use crate::sys;
 
 /// The two sides of one call on this rank.

@@ -12,99 +12,13 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use autocoll::comm::RawCall;
 use autocoll::{Algorithm, Collective, Implementation};
-use mpi::ffi::{self, MPI_Comm, MPI_Datatype, MPI_Op};
+use mpi::ffi::{self, MPI_Datatype, MPI_Op};
 
-use crate::boundary;
+use crate::args::{Args, Layout};
+use crate::boundary::{self, Outcome};
 use crate::buffers::Buffers;
 use crate::stats::Reason;
 use crate::sys::{self, OpKind};
-
-/// A call's arguments as the program gave them (C handles; Fortran's
-/// converted, its `MPI_IN_PLACE` and `MPI_BOTTOM` made C's).
-#[derive(Clone, Copy, Debug)]
-pub struct Args {
-    /// The collective.
-    pub op: Collective,
-    /// The send buffer (bcast's buffer is `recv`).
-    pub send: *const c_void,
-    /// Send count and type.
-    pub scount: c_int,
-    /// Send datatype.
-    pub stype: MPI_Datatype,
-    /// The receive buffer.
-    pub recv: *mut c_void,
-    /// Receive count.
-    pub rcount: c_int,
-    /// Receive datatype.
-    pub rtype: MPI_Datatype,
-    /// The reduction (reduce and allreduce only).
-    pub mpi_op: MPI_Op,
-    /// The root (rooted collectives only).
-    pub root: c_int,
-    /// The program's communicator.
-    pub comm: MPI_Comm,
-}
-
-impl Args {
-    /// No reduction (the collectives that combine nothing).
-    pub fn no_op() -> MPI_Op {
-        MPI_Op(std::ptr::null_mut())
-    }
-
-    /// Arguments of a call with one buffer side, for the collectives that
-    /// take one datatype (bcast, reduce, allreduce, barrier).
-    #[allow(clippy::too_many_arguments)]
-    pub fn one_type(
-        op: Collective,
-        send: *const c_void,
-        recv: *mut c_void,
-        count: c_int,
-        dtype: MPI_Datatype,
-        mpi_op: MPI_Op,
-        root: c_int,
-        comm: MPI_Comm,
-    ) -> Args {
-        Args {
-            op,
-            send,
-            scount: count,
-            stype: dtype,
-            recv,
-            rcount: count,
-            rtype: dtype,
-            mpi_op,
-            root,
-            comm,
-        }
-    }
-
-    /// Arguments of scatter, gather and allgather.
-    #[allow(clippy::too_many_arguments)]
-    pub fn two_types(
-        op: Collective,
-        send: *const c_void,
-        scount: c_int,
-        stype: MPI_Datatype,
-        recv: *mut c_void,
-        rcount: c_int,
-        rtype: MPI_Datatype,
-        root: c_int,
-        comm: MPI_Comm,
-    ) -> Args {
-        Args {
-            op,
-            send,
-            scount,
-            stype,
-            recv,
-            rcount,
-            rtype,
-            mpi_op: Self::no_op(),
-            root,
-            comm,
-        }
-    }
-}
 
 /// What the checks made of a call.
 pub enum Plan {
@@ -112,21 +26,6 @@ pub enum Plan {
     Nothing,
     /// Run by the selector's choice over these bytes.
     Run(Layout),
-}
-
-/// The call in bytes, for this rank.
-#[derive(Clone, Copy, Debug)]
-pub struct Layout {
-    /// This rank and the communicator's size.
-    pub rank: usize,
-    /// The number of ranks.
-    pub size: usize,
-    /// The root (0 where there is none).
-    pub root: usize,
-    /// Bytes per rank (a rank's block for scatter, gather, allgather).
-    pub bytes: usize,
-    /// Bytes per element of the datatype that reductions combine.
-    pub elem: usize,
 }
 
 /// Runs one call, never unwinding into C.
@@ -159,14 +58,6 @@ pub fn native(a: &Args) -> c_int {
             Collective::Barrier => ffi::PMPI_Barrier(a.comm),
         }
     }
-}
-
-/// What [`boundary::guarded`] does with a call.
-pub enum Outcome {
-    /// Done here, with this MPI code.
-    Done(c_int),
-    /// To the MPI library unchanged, counted under the reason.
-    Pass(Reason),
 }
 
 fn run(a: &Args) -> Outcome {

@@ -5,7 +5,8 @@ use std::ffi::{c_int, c_void};
 use autocoll::Collective;
 use mpi::ffi::{MPI_Comm, MPI_Datatype, MPI_Op};
 
-use crate::coll::{call, Args};
+use crate::args::Args;
+use crate::coll::call;
 
 /// `MPI_Bcast`.
 #[no_mangle]

@@ -10,7 +10,8 @@ use std::ffi::{c_int, c_void};
 use autocoll::Collective;
 use mpi::ffi::{self, MPI_Comm, MPI_Datatype, MPI_Op};
 
-use crate::coll::{call, Args};
+use crate::args::Args;
+use crate::coll::call;
 use crate::sys;
 
 /// A Fortran `INTEGER` (Open MPI's `MPI_Fint`).

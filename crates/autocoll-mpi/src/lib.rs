@@ -32,6 +32,8 @@ pub mod stats;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[cfg(feature = "mpi")]
+pub mod args;
+#[cfg(feature = "mpi")]
 pub mod boundary;
 #[cfg(feature = "mpi")]
 mod buffers;

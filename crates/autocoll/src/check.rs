@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::clock::now_ns;
 use crate::coll::op::{Builtin, Element, Op};
 use crate::comm::Communicator;
-use crate::select::{Algorithm, Collective, Implementation};
+use crate::ids::Collective;
+use crate::select::{Algorithm, Implementation};
 use crate::tree::Shape;
 
 /// One implementation run once at one size and root.

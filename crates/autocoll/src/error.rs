@@ -3,13 +3,13 @@
 //! One [`Error`] for the whole library, so that a caller matches on the
 //! kind of failure (a lost peer, mismatched calls, a bad file) rather than
 //! on text. Each variant carries what a person needs to act on it: the
-//! ranks involved, the call that was waiting ([`crate::comm::CallSig`]),
+//! ranks involved, the call that was waiting ([`crate::ids::CallSig`]),
 //! the file and line. Bad input from a user, a file or a socket ends here,
 //! not in a panic; the `autocoll` command prints it and exits non-zero.
 
 use std::time::Duration;
 
-use crate::comm::CallSig;
+use crate::ids::CallSig;
 
 /// Everything that can go wrong in autocoll.
 #[derive(Debug, thiserror::Error)]

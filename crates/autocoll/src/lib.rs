@@ -21,6 +21,7 @@ mod coll;
 pub mod comm;
 pub mod error;
 pub mod files;
+pub mod ids;
 pub mod launch;
 pub mod layout;
 pub mod measure;

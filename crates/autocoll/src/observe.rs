@@ -11,7 +11,7 @@
 //! emptiness and do nothing else: no clock read, no allocation. With some,
 //! each stage reads the clock once and hands the same event to each.
 
-use crate::comm::CallSig;
+use crate::ids::CallSig;
 use crate::select::Implementation;
 use crate::tree::Tree;
 

@@ -35,9 +35,9 @@ use std::time::Duration;
 
 use crate::comm::{Communicator, RankTable};
 use crate::error::{Error, Result};
+use crate::ids::Collective;
 use crate::observe::Observer;
 use crate::select::state::{Store, TableEntry};
-use crate::select::Collective;
 
 use op::OpState;
 use protocol::Probe;

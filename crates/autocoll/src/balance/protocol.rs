@@ -15,9 +15,10 @@ use super::rules::{Change, Kind};
 use super::Balancer;
 use crate::comm::{Communicator, Tag, Transport};
 use crate::error::{Error, Result};
+use crate::ids::Collective;
 use crate::layout::Layout;
 use crate::observe::{Event, Observer, Stage};
-use crate::select::{Collective, Implementation};
+use crate::select::Implementation;
 use crate::tree::Shape;
 
 /// The user tags reserved for the balancer's reports: the base plus the

@@ -22,8 +22,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::clock::now_ns;
-use crate::comm::{CallSig, Tag, Transport};
+use crate::comm::{Tag, Transport};
 use crate::error::{Error, Result};
+use crate::ids::CallSig;
 use crate::observe::{Event, Observer, Stage};
 use crate::select::Implementation;
 

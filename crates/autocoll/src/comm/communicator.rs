@@ -9,18 +9,20 @@ use std::time::Duration;
 use bytemuck::Pod;
 use bytes::Bytes;
 
-use super::{CallSig, Tag, Transport};
+use super::{Tag, Transport};
 use crate::balance::{self, Balancer};
 use crate::clock::now_ns;
 use crate::coll::op::{Element, Op};
 use crate::coll::{self, segment_bytes, Combine, Ctx};
 use crate::error::{Error, Result};
+use crate::ids::CallSig;
+use crate::ids::Collective;
 use crate::layout::Layout;
 use crate::observe::{Observer, Stage};
 use crate::pattern::{Recorder as PatternRecorder, Recording, Sink};
 use crate::select::lottery::Params;
 use crate::select::state::{Fingerprint, Store};
-use crate::select::{Algorithm, Collective, Fixed, Fold, Group, Implementation, Lottery, Selector};
+use crate::select::{Algorithm, Fixed, Fold, Group, Implementation, Lottery, Selector};
 use crate::trace::{Recorder, TraceOptions, Tracing};
 use crate::tree::{Shape, Tree};
 

@@ -74,35 +74,11 @@ pub use communicator::{Communicator, RawCall, RawCombine};
 pub use mailbox::{Incoming, Mailbox};
 
 use crate::error::Result;
-use crate::select::Collective;
+/// Moved to [`crate::ids`]; the old path kept for the binary.
+pub use crate::ids::CallSig;
 
 /// How long a rank waits for a message before declaring its peer lost.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Identifies one collective call: the n-th call on a communicator, what it
-/// is, its root and its per-rank message size. Every message of the call
-/// carries it, so ranks that disagree about a call are caught by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CallSig {
-    /// Index of the call on this communicator (all ranks count alike).
-    pub seq: u64,
-    /// Which collective.
-    pub op: Collective,
-    /// The root rank (0 for rootless collectives).
-    pub root: u32,
-    /// Bytes per rank, as MPI counts them (count × element size).
-    pub bytes: u64,
-}
-
-impl fmt::Display for CallSig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "call #{} {} root={} bytes={}",
-            self.seq, self.op, self.root, self.bytes
-        )
-    }
-}
 
 /// What a message belongs to; receives match on source and tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -46,11 +46,12 @@ use mpi::ffi;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::{Communicator as _, CommunicatorCollectives, Root};
 
-use super::{CallSig, Communicator, Incoming, Mailbox, Message, Tag, Transport, DEFAULT_TIMEOUT};
+use super::{Communicator, Incoming, Mailbox, Message, Tag, Transport, DEFAULT_TIMEOUT};
 use crate::check::{Dtype, Native};
 use crate::coll::op::Builtin;
 use crate::error::{Error, Result};
-use crate::select::Collective;
+use crate::ids::CallSig;
+use crate::ids::Collective;
 
 /// Payloads up to this many bytes ride in their header's message.
 pub const INLINE_MAX: usize = 4096;

@@ -4,7 +4,8 @@ use crate::check::{Dtype, Native};
 use crate::coll::op::{Builtin, Op};
 use crate::comm::Communicator;
 use crate::error::Result;
-use crate::select::{Algorithm, Collective, Implementation};
+use crate::ids::Collective;
+use crate::select::{Algorithm, Implementation};
 use crate::tree::Shape;
 
 /// The buffers of one rank, sized for any root so that methods which

@@ -14,8 +14,8 @@ use crate::check::Native;
 use crate::clock::now_ns;
 use crate::comm::Communicator;
 use crate::error::{Error, Result};
+use crate::ids::Collective;
 use crate::select::lottery::Rng;
-use crate::select::Collective;
 
 /// User tags of the harness's point-to-point messages.
 pub(crate) mod tags {

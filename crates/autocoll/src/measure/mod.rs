@@ -34,7 +34,8 @@ pub use driver::{
 pub use machines::Machines;
 pub use stats::Summary;
 
-use crate::select::{Collective, Implementation};
+use crate::ids::Collective;
+use crate::select::Implementation;
 
 /// How a collective's time is measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -29,7 +29,7 @@ use super::driver::{tags, Job, Sample};
 use crate::clock::now_ns;
 use crate::comm::Communicator;
 use crate::error::Result;
-use crate::select::Collective;
+use crate::ids::Collective;
 
 fn secs(ns: u64) -> f64 {
     ns as f64 * 1e-9

@@ -16,7 +16,8 @@ use bytes::Bytes;
 use super::{Kind, Pattern, Recorder, GATHER_TAG};
 use crate::comm::{Communicator, Tag, Transport};
 use crate::error::{Error, Result};
-use crate::select::{Collective, Implementation};
+use crate::ids::Collective;
+use crate::select::Implementation;
 use crate::tree::Shape;
 
 /// The variable that turns recording on for programs built on

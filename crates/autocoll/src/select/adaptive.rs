@@ -23,8 +23,9 @@ use serde::{Deserialize, Serialize};
 use super::estimate::{Cost, Link};
 use super::lottery::{Draw, Objective, Params, Pool, Rng};
 use super::state::{CommShape, Learned, Shared, Store};
-use super::{Collective, Fold, Group, Implementation, Selector};
+use super::{Fold, Group, Implementation, Selector};
 use crate::error::{Error, Result};
+use crate::ids::Collective;
 use crate::tree::Shape;
 
 mod predict;

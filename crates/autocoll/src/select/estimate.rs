@@ -31,7 +31,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::ops::{Add, Mul, Sub};
 
-use super::{Algorithm, Collective, Implementation};
+use super::{Algorithm, Implementation};
+use crate::ids::Collective;
 use crate::layout::Layout;
 use crate::tree::Tree;
 

@@ -31,7 +31,8 @@ use std::fmt::Write;
 
 use serde_json::{json, Map, Value};
 
-use super::{Algorithm, Collective, Implementation, Rule, Table};
+use super::{Algorithm, Implementation, Rule, Table};
+use crate::ids::Collective;
 use crate::tree::Shape;
 
 /// Open MPI's COLLTYPE id of a collective.

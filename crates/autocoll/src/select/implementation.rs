@@ -6,66 +6,10 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::Error;
+use crate::ids::Collective;
 use crate::tree::{Hier, Shape};
 
-/// The seven collective operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Collective {
-    /// One root's buffer to every rank.
-    Bcast,
-    /// Every rank's buffer combined at one root.
-    Reduce,
-    /// One root's blocks, block i to rank i.
-    Scatter,
-    /// Every rank's block to one root, in rank order.
-    Gather,
-    /// Every rank's buffer combined, the result on every rank.
-    Allreduce,
-    /// Every rank's block to every rank, in rank order.
-    Allgather,
-    /// No rank leaves before every rank has entered.
-    Barrier,
-}
-
 impl Collective {
-    /// All seven, in the order the docs list them.
-    pub const ALL: [Collective; 7] = [
-        Collective::Bcast,
-        Collective::Reduce,
-        Collective::Scatter,
-        Collective::Gather,
-        Collective::Allreduce,
-        Collective::Allgather,
-        Collective::Barrier,
-    ];
-
-    /// The name used in implementation ids.
-    pub fn name(self) -> &'static str {
-        match self {
-            Collective::Bcast => "bcast",
-            Collective::Reduce => "reduce",
-            Collective::Scatter => "scatter",
-            Collective::Gather => "gather",
-            Collective::Allreduce => "allreduce",
-            Collective::Allgather => "allgather",
-            Collective::Barrier => "barrier",
-        }
-    }
-
-    /// True for the collectives that take a root.
-    pub fn rooted(self) -> bool {
-        matches!(
-            self,
-            Collective::Bcast | Collective::Reduce | Collective::Scatter | Collective::Gather
-        )
-    }
-
-    /// True for the collectives that combine values with a reduction op.
-    pub fn reduces(self) -> bool {
-        matches!(self, Collective::Reduce | Collective::Allreduce)
-    }
-
     /// The algorithms other than trees that implement this collective.
     pub fn named_algorithms(self) -> &'static [Algorithm] {
         match self {
@@ -78,28 +22,6 @@ impl Collective {
             Collective::Barrier => &[Algorithm::Dissemination],
             _ => &[],
         }
-    }
-}
-
-impl fmt::Display for Collective {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Collective {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Collective::ALL
-            .into_iter()
-            .find(|c| c.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = Collective::ALL.iter().map(|c| c.name()).collect();
-                format!(
-                    "unknown collective `{s}` (expected one of {})",
-                    names.join(", ")
-                )
-            })
     }
 }
 

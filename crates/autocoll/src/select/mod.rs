@@ -24,8 +24,10 @@ mod table;
 
 use std::collections::HashMap;
 
+/// Moved to [`crate::ids`]; the old path kept for the binary and the other crates.
+pub use crate::ids::Collective;
 pub use adaptive::{default_candidates, Lottery};
-pub use implementation::{format_bytes, parse_bytes, Algorithm, Collective, Implementation};
+pub use implementation::{format_bytes, parse_bytes, Algorithm, Implementation};
 pub use table::{Rule, Table};
 
 use crate::error::Result;

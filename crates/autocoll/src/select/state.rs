@@ -29,8 +29,8 @@ use serde::{Deserialize, Serialize};
 
 use super::adaptive::Key;
 use super::lottery::{Objective, Pool, Stats};
-use super::Collective;
 use crate::error::{Error, Result};
+use crate::ids::Collective;
 
 const SCHEMA: &str = "autocoll.lottery/1";
 

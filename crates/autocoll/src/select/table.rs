@@ -23,8 +23,9 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{default_for, format_bytes, parse_bytes, Collective, Group, Implementation, Selector};
+use super::{default_for, format_bytes, parse_bytes, Group, Implementation, Selector};
 use crate::error::{Error, Result};
+use crate::ids::Collective;
 
 /// The schema line every tuning file carries.
 pub const SCHEMA: &str = "autocoll.tuning/1";

@@ -31,8 +31,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::ids::Collective;
 use crate::observe::Stage;
-use crate::select::Collective;
 
 /// The schema every trace file's header names.
 pub const SCHEMA: &str = "autocoll.trace/1";

@@ -99,7 +99,7 @@ fn key(src: usize, dst: usize, e: &Event) -> Key {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::Collective;
+    use crate::ids::Collective;
     use crate::trace::format::{NO_PEER, NO_TREE};
 
     fn ev(time_ns: u64, stage: Stage, peer: u16, segment: u32) -> Event {

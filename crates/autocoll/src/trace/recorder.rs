@@ -21,8 +21,9 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Mutex, MutexGuard};
 
 use super::format::{self, Call, Header, TreePlace, NO_PEER, NO_TREE};
+use crate::ids::Collective;
 use crate::observe::{Event, Observer, Stage};
-use crate::select::{Collective, Implementation};
+use crate::select::Implementation;
 use crate::tree::Tree;
 
 /// Events a recorder holds unless told otherwise: 1 Mi slots, 16 MiB.
@@ -429,7 +430,7 @@ fn event_of(slot: Slot) -> format::Event {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::comm::CallSig;
+    use crate::ids::CallSig;
     use crate::tree::Shape;
 
     fn imp(id: &str) -> Implementation {

@@ -25,7 +25,8 @@ use super::recorder::{Recorder, DEFAULT_CAPACITY_EVENTS, MIN_CAPACITY_EVENTS};
 use crate::clock::{clock_id, now_ns};
 use crate::comm::{Communicator, Tag};
 use crate::error::{Error, Result};
-use crate::select::{parse_bytes, Collective, Implementation};
+use crate::ids::Collective;
+use crate::select::{parse_bytes, Implementation};
 use crate::tree::Shape;
 use crate::Op;
 

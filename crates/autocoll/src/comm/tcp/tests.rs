@@ -11,9 +11,10 @@ use super::setup::{self, Config};
 use super::wire::{self, Header, Hello, Token};
 use super::Tcp;
 use crate::check::{self, Case};
-use crate::comm::{CallSig, Tag};
+use crate::comm::Tag;
 use crate::error::Error;
-use crate::select::Collective;
+use crate::ids::CallSig;
+use crate::ids::Collective;
 use crate::{Builtin, Communicator, Op};
 
 /// Configurations of an `n`-rank job and rank 0's listener.

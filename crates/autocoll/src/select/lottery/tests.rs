@@ -1,5 +1,5 @@
 use super::*;
-use crate::select::Collective;
+use crate::ids::Collective;
 use crate::tree::Shape;
 
 fn candidates(n: usize) -> Vec<Implementation> {

@@ -1,0 +1,114 @@
+//! The ids every layer shares: which collective ([`Collective`]) and which
+//! call of a communicator ([`CallSig`]). They import nothing of the crate,
+//! so that errors, transports and everything above can name a call.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// The seven collective operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Collective {
+    /// One root's buffer to every rank.
+    Bcast,
+    /// Every rank's buffer combined at one root.
+    Reduce,
+    /// One root's blocks, block i to rank i.
+    Scatter,
+    /// Every rank's block to one root, in rank order.
+    Gather,
+    /// Every rank's buffer combined, the result on every rank.
+    Allreduce,
+    /// Every rank's block to every rank, in rank order.
+    Allgather,
+    /// No rank leaves before every rank has entered.
+    Barrier,
+}
+
+impl Collective {
+    /// All seven, in the order the docs list them.
+    pub const ALL: [Collective; 7] = [
+        Collective::Bcast,
+        Collective::Reduce,
+        Collective::Scatter,
+        Collective::Gather,
+        Collective::Allreduce,
+        Collective::Allgather,
+        Collective::Barrier,
+    ];
+
+    /// The name used in implementation ids.
+    pub fn name(self) -> &'static str {
+        match self {
+            Collective::Bcast => "bcast",
+            Collective::Reduce => "reduce",
+            Collective::Scatter => "scatter",
+            Collective::Gather => "gather",
+            Collective::Allreduce => "allreduce",
+            Collective::Allgather => "allgather",
+            Collective::Barrier => "barrier",
+        }
+    }
+
+    /// True for the collectives that take a root.
+    pub fn rooted(self) -> bool {
+        matches!(
+            self,
+            Collective::Bcast | Collective::Reduce | Collective::Scatter | Collective::Gather
+        )
+    }
+
+    /// True for the collectives that combine values with a reduction op.
+    pub fn reduces(self) -> bool {
+        matches!(self, Collective::Reduce | Collective::Allreduce)
+    }
+}
+
+impl fmt::Display for Collective {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Collective {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Collective::ALL
+            .into_iter()
+            .find(|c| c.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = Collective::ALL.iter().map(|c| c.name()).collect();
+                format!(
+                    "unknown collective `{s}` (expected one of {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// Identifies one collective call: the n-th call on a communicator, what it
+/// is, its root and its per-rank message size. Every message of the call
+/// carries it, so ranks that disagree about a call are caught by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CallSig {
+    /// Index of the call on this communicator (all ranks count alike).
+    pub seq: u64,
+    /// Which collective.
+    pub op: Collective,
+    /// The root rank (0 for rootless collectives).
+    pub root: u32,
+    /// Bytes per rank, as MPI counts them (count × element size).
+    pub bytes: u64,
+}
+
+impl fmt::Display for CallSig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "call #{} {} root={} bytes={}",
+            self.seq, self.op, self.root, self.bytes
+        )
+    }
+}
