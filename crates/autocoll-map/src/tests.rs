@@ -518,7 +518,7 @@ fn top_link(t: &Topology, a: usize, b: usize) -> Option<usize> {
 /// six units make three pairs at once, the sub-switch's three make one and
 /// get none; every link two streams each way, the uplink four.
 #[test]
-fn issue19_the_probe_measures_every_link_once_from_the_bottom_up() {
+fn the_probe_measures_every_link_once_from_the_bottom_up() {
     use probe::{Mode, Port, Sets};
     let t = two_subnets();
     let plan = probe::plan(&t, &probe_options());
@@ -588,7 +588,7 @@ fn issue19_the_probe_measures_every_link_once_from_the_bottom_up() {
 /// a switch gets a maximum only when streams through it together got less
 /// than 90% of what they get alone.
 #[test]
-fn issue19_the_probe_writes_tables_maxima_and_a_switch_max_only_where_it_limits() {
+fn the_probe_writes_tables_maxima_and_a_switch_max_only_where_it_limits() {
     use probe::{Point, Sets};
     let t = two_subnets();
     let plan = probe::plan(&t, &probe_options());
@@ -642,7 +642,7 @@ proptest! {
     /// table is set by one curve at most, and every link is measured that
     /// has a sibling or a processing element beside it.
     #[test]
-    fn issue19_probe_curves_use_disjoint_pairs_and_measure_each_link_once(t in any_topology()) {
+    fn probe_curves_use_disjoint_pairs_and_measure_each_link_once(t in any_topology()) {
         let plan = probe::plan(&t, &probe_options());
         let mut set = Vec::new();
         for c in &plan {

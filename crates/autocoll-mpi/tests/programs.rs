@@ -125,7 +125,7 @@ const FIXED: [&str; 2] = [
 ];
 
 #[test]
-fn issue18_c_collectives_equal_mpi_under_every_selection() {
+fn c_collectives_equal_mpi_under_every_selection() {
     let dir = scratch("c");
     let exe = build("mpicc", "collectives.c", &dir);
     for ranks in [4, 5] {
@@ -164,7 +164,7 @@ fn issue18_c_collectives_equal_mpi_under_every_selection() {
 }
 
 #[test]
-fn issue18_fortran_collectives_equal_mpi_and_reach_the_library() {
+fn fortran_collectives_equal_mpi_and_reach_the_library() {
     let dir = scratch("fortran");
     let exe = build("mpif90", "collectives.f90", &dir);
     let (reference, lib) = (dir.join("ref"), dir.join("lib"));
@@ -189,7 +189,7 @@ fn issue18_fortran_collectives_equal_mpi_and_reach_the_library() {
 }
 
 #[test]
-fn issue18_wildcard_receives_never_see_the_library_messages() {
+fn wildcard_receives_never_see_the_library_messages() {
     let dir = scratch("wildcard");
     let exe = build("mpicc", "wildcard.c", &dir);
     let plain = mpirun(4, false, &[], &exe, &[]);
@@ -208,7 +208,7 @@ fn issue18_wildcard_receives_never_see_the_library_messages() {
 }
 
 #[test]
-fn issue18_intercommunicators_and_reductions_over_vector_types_pass_through_counted() {
+fn intercommunicators_and_reductions_over_vector_types_pass_through_counted() {
     let dir = scratch("passthrough");
     let exe = build("mpicc", "passthrough.c", &dir);
     let out = mpirun(4, true, &[("AUTOCOLL_VERBOSE", "1")], &exe, &[]);
@@ -225,7 +225,7 @@ fn issue18_intercommunicators_and_reductions_over_vector_types_pass_through_coun
 }
 
 #[test]
-fn issue18_a_bad_setting_is_named_and_the_program_runs_on_defaults() {
+fn a_bad_setting_is_named_and_the_program_runs_on_defaults() {
     let dir = scratch("bad-setting");
     let exe = build("mpicc", "wildcard.c", &dir);
     let out = mpirun(2, true, &[("AUTOCOLL_SELECT", "fastest")], &exe, &[]);
@@ -242,7 +242,7 @@ fn issue18_a_bad_setting_is_named_and_the_program_runs_on_defaults() {
 }
 
 #[test]
-fn issue18_the_pattern_of_a_ring_has_exactly_its_pairs_and_counts() {
+fn the_pattern_of_a_ring_has_exactly_its_pairs_and_counts() {
     use autocoll::pattern::{Entry, Pattern};
     let dir = scratch("ring");
     let exe = build("mpicc", "ring.c", &dir);
@@ -293,7 +293,7 @@ fn issue18_the_pattern_of_a_ring_has_exactly_its_pairs_and_counts() {
 }
 
 #[test]
-fn issue18_traces_and_the_lottery_state_are_written_per_communicator() {
+fn traces_and_the_lottery_state_are_written_per_communicator() {
     let dir = scratch("trace-state");
     let exe = build("mpicc", "collectives.c", &dir);
     let (out_dir, traces, state) = (dir.join("out"), dir.join("traces"), dir.join("state.json"));
@@ -333,7 +333,7 @@ fn issue18_traces_and_the_lottery_state_are_written_per_communicator() {
 }
 
 #[test]
-fn issue18_native_selection_passes_every_call_to_mpi() {
+fn native_selection_passes_every_call_to_mpi() {
     let dir = scratch("native");
     let exe = build("mpicc", "wildcard.c", &dir);
     let out = mpirun(
@@ -352,7 +352,7 @@ fn issue18_native_selection_passes_every_call_to_mpi() {
 }
 
 #[test]
-fn issue18_ranks_that_describe_their_data_differently_are_handled_not_hung() {
+fn ranks_that_describe_their_data_differently_are_handled_not_hung() {
     let dir = scratch("layouts");
     let exe = build("mpicc", "layouts.c", &dir);
     let plain = mpirun(4, false, &[], &exe, &[]);
@@ -374,7 +374,7 @@ fn issue18_ranks_that_describe_their_data_differently_are_handled_not_hung() {
 }
 
 #[test]
-fn issue18_a_rank_that_comes_late_is_waited_for_as_mpi_does() {
+fn a_rank_that_comes_late_is_waited_for_as_mpi_does() {
     let dir = scratch("late");
     let exe = build("mpicc", "late.c", &dir);
     // Beyond the transport's 30 s default timeout, which once failed the
@@ -396,7 +396,7 @@ fn issue18_a_rank_that_comes_late_is_waited_for_as_mpi_does() {
 }
 
 #[test]
-fn issue18_a_freed_communicators_handle_reused_is_not_taken_for_the_old_one() {
+fn a_freed_communicators_handle_reused_is_not_taken_for_the_old_one() {
     let dir = scratch("reuse");
     let exe = build("mpicc", "reuse.c", &dir);
     let select = "fixed:allreduce:ring,bcast:binomial";

@@ -234,7 +234,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn issue20_ranks_of_a_machine_go_round_robin_over_its_cores() {
+    fn ranks_of_a_machine_go_round_robin_over_its_cores() {
         let allowed = [0, 1];
         let cores: Vec<Option<usize>> = (0..4).map(|k| round_robin(k, 2, &allowed)).collect();
         assert_eq!(cores, [Some(0), Some(1), Some(0), Some(1)]);
@@ -246,7 +246,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_binding_reads_as_cores_and_their_ranks() {
+    fn a_binding_reads_as_cores_and_their_ranks() {
         let b = Binding {
             cores: vec![Some(0), Some(1), Some(0), None],
         };
@@ -259,7 +259,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_bind_to_reads_auto_core_none_or_a_list_of_cores() {
+    fn bind_to_reads_auto_core_none_or_a_list_of_cores() {
         for how in [
             BindTo::Auto,
             BindTo::Core,

@@ -104,7 +104,7 @@ fn first_receiver(size: usize) -> usize {
 }
 
 #[test]
-fn issue17_all_ranks_change_the_table_at_the_same_call_and_results_stay_right() {
+fn all_ranks_change_the_table_at_the_same_call_and_results_stay_right() {
     for mode in [Mode::Swap, Mode::Sort] {
         let late = first_receiver(7);
         let seen = local::run(7, |mut comm| run_balanced(&mut comm, late, 60, mode));
@@ -113,7 +113,7 @@ fn issue17_all_ranks_change_the_table_at_the_same_call_and_results_stay_right() 
 }
 
 #[test]
-fn issue17_over_tcp_the_reports_arrive_and_the_ranks_agree() {
+fn over_tcp_the_reports_arrive_and_the_ranks_agree() {
     let late = first_receiver(6);
     let seen = over_tcp(6, Duration::from_secs(20), |mut comm| {
         run_balanced(&mut comm, late, 60, Mode::Swap)
@@ -130,7 +130,7 @@ fn temp_state(name: &str) -> std::path::PathBuf {
 }
 
 #[test]
-fn issue17_with_the_lottery_the_table_is_kept_and_restored_on_every_rank() {
+fn with_the_lottery_the_table_is_kept_and_restored_on_every_rank() {
     let state = temp_state("restore");
     let late = first_receiver(7);
     let learned = local::run(7, |mut comm| {
@@ -160,7 +160,7 @@ fn issue17_with_the_lottery_the_table_is_kept_and_restored_on_every_rank() {
 }
 
 #[test]
-fn issue17_state_files_without_tables_still_load_and_saves_keep_both() {
+fn state_files_without_tables_still_load_and_saves_keep_both() {
     let state = temp_state("compat");
     let fingerprint = Fingerprint::new(&["a".to_string(), "a".to_string()], "local");
     // A file as the lottery wrote it before the balancer: no `tables`.

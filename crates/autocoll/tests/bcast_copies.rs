@@ -15,7 +15,7 @@ use support::counting::{bcast_allocations, Counting};
 static ALLOC: Counting = Counting;
 
 #[test]
-fn issue2_bcast_allocates_one_payload_copy_at_the_root_only() {
+fn bcast_allocates_one_payload_copy_at_the_root_only() {
     const MIB: usize = 1 << 20;
     for id in [
         "bcast:flat",

@@ -78,7 +78,7 @@ fn cases(p: usize) -> Vec<Case> {
 }
 
 #[test]
-fn issue16_every_collective_over_hier_passes_check_on_every_layout() {
+fn every_collective_over_hier_passes_check_on_every_layout() {
     for layout in layouts() {
         let p = layout.size();
         let cases = cases(p);
@@ -92,7 +92,7 @@ fn issue16_every_collective_over_hier_passes_check_on_every_layout() {
 }
 
 #[test]
-fn issue16_the_communicator_builds_hier_over_its_layout() {
+fn the_communicator_builds_hier_over_its_layout() {
     let layout = layouts().swap_remove(2);
     let on = layout.clone();
     let trees = local::run(16, move |mut comm| {
@@ -126,7 +126,7 @@ fn issue16_the_communicator_builds_hier_over_its_layout() {
 }
 
 #[test]
-fn issue16_a_layout_of_another_size_is_refused() {
+fn a_layout_of_another_size_is_refused() {
     let errors = local::run(3, |mut comm| {
         comm.set_layout(Layout::one_host(4))
             .unwrap_err()

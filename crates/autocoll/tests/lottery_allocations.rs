@@ -51,7 +51,7 @@ impl Selector for Noting {
 // this test once under heavy load (the cause was not found; a lottery that
 // allocated on this thread still fails it).
 #[test]
-fn issue6_the_lottery_allocates_only_on_calls_that_carry_a_draw_message() {
+fn the_lottery_allocates_only_on_calls_that_carry_a_draw_message() {
     let drew = Arc::new(AtomicBool::new(false));
     let (quiet_allocating, messages) = local::run(1, |mut comm| {
         let cands: Vec<Implementation> = ["bcast:binomial", "bcast:chain", "bcast:flat"]

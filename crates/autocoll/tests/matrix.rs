@@ -92,44 +92,44 @@ fn run_matrix(op: Collective, config: Config) {
 }
 
 #[test]
-fn issue2_bcast_matrix() {
+fn bcast_matrix() {
     run_matrix(Collective::Bcast, Config::default());
 }
 
 #[test]
-fn issue2_reduce_matrix() {
+fn reduce_matrix() {
     run_matrix(Collective::Reduce, Config::default());
 }
 
 #[test]
-fn issue2_scatter_matrix() {
+fn scatter_matrix() {
     run_matrix(Collective::Scatter, Config::default());
 }
 
 #[test]
-fn issue2_gather_matrix() {
+fn gather_matrix() {
     run_matrix(Collective::Gather, Config::default());
 }
 
 #[test]
-fn issue2_allreduce_matrix() {
+fn allreduce_matrix() {
     run_matrix(Collective::Allreduce, Config::default());
 }
 
 #[test]
-fn issue2_allgather_matrix() {
+fn allgather_matrix() {
     run_matrix(Collective::Allgather, Config::default());
 }
 
 #[test]
-fn issue2_barrier_matrix() {
+fn barrier_matrix() {
     run_matrix(Collective::Barrier, Config::default());
 }
 
 /// Every element type with every reduction it has, through every allreduce
 /// algorithm and a segmented reduce, at sizes that do not split evenly.
 #[test]
-fn issue2_every_type_and_reduction() {
+fn every_type_and_reduction() {
     let mut cases = Vec::new();
     for alg in [
         Algorithm::Ring,

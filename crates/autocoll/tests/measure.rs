@@ -258,7 +258,7 @@ fn truth_is_refused_without_a_shared_clock_and_names_the_hosts() {
 /// drift hits all of them alike; each round holds one repetition of every
 /// method still measuring, and each method's repetitions are its column.
 #[test]
-fn issue20_methods_measured_together_take_turns_round_by_round() {
+fn methods_measured_together_take_turns_round_by_round() {
     let _s = serial();
     // rse 0 is never reached: every method runs to max_reps.
     let opts = Options {
@@ -287,7 +287,7 @@ fn issue20_methods_measured_together_take_turns_round_by_round() {
 
 /// Issue 20: errors pair only rounds where both methods kept a repetition.
 #[test]
-fn issue20_paired_errors_skip_rounds_either_method_lacks() {
+fn paired_errors_skip_rounds_either_method_lacks() {
     let run = measure::Interleaved {
         measurements: Vec::new(),
         rounds: vec![

@@ -219,7 +219,7 @@ fn ompi_function(op: Collective, alg: u32) -> &'static str {
 }
 
 #[test]
-fn issue6_open_mpi_runs_the_algorithm_the_rules_file_names() {
+fn open_mpi_runs_the_algorithm_the_rules_file_names() {
     if !tools(&["mpicc", "mpirun"]) {
         return;
     }
@@ -269,7 +269,7 @@ fn run_mpich(exe: &Path, json: &Path, op: &str, bytes: usize) -> std::process::O
 }
 
 #[test]
-fn issue6_mpich_accepts_the_selection_file_and_runs_every_collective() {
+fn mpich_accepts_the_selection_file_and_runs_every_collective() {
     if !tools(&["mpicc.mpich", "mpirun.mpich"]) {
         return;
     }

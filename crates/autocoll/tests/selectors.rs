@@ -52,7 +52,7 @@ fn rank0_allreduces(calls: usize, setup: impl Fn(&mut Communicator) + Sync) -> V
 }
 
 #[test]
-fn issue6_every_rank_runs_the_lottery_s_choice_and_gets_right_results() {
+fn every_rank_runs_the_lottery_s_choice_and_gets_right_results() {
     let calls = Arc::new(Calls::default());
     local::run(5, |mut comm| {
         comm.set_observer(Some(calls.clone()));
@@ -104,7 +104,7 @@ fn key(op: Collective, ranks: usize, bytes: usize) -> autocoll::select::lottery:
 }
 
 #[test]
-fn issue6_state_round_trips_and_merges_with_another_programs_save() {
+fn state_round_trips_and_merges_with_another_programs_save() {
     let path = temp("merge");
     let fp = Fingerprint::new(&["a".into(), "a".into(), "b".into()], "local");
     let k1 = key(Collective::Bcast, 3, 1000);
@@ -154,7 +154,7 @@ fn issue6_state_round_trips_and_merges_with_another_programs_save() {
 }
 
 #[test]
-fn issue18_the_group_folds_the_ranks_values_to_rank0_by_maximum_or_mean() {
+fn the_group_folds_the_ranks_values_to_rank0_by_maximum_or_mean() {
     local::run(4, |mut comm| {
         let r = comm.rank() as f64;
         for (how, want) in [
@@ -175,7 +175,7 @@ fn issue18_the_group_folds_the_ranks_values_to_rank0_by_maximum_or_mean() {
 }
 
 #[test]
-fn issue6_corrupt_truncated_or_foreign_state_starts_afresh() {
+fn corrupt_truncated_or_foreign_state_starts_afresh() {
     let path = temp("corrupt");
     let fp = Fingerprint::new(&["a".into()], "local");
     let mut store = Store::new(&path, fp, true);
@@ -213,7 +213,7 @@ fn issue6_corrupt_truncated_or_foreign_state_starts_afresh() {
 /// and average at the next save (they were once overwritten by the cut
 /// count: 52 tries became 3).
 #[test]
-fn issue6_a_resumed_candidate_the_run_never_measured_keeps_the_file_s_statistics() {
+fn a_resumed_candidate_the_run_never_measured_keeps_the_file_s_statistics() {
     let path = temp("resumed");
     let fp = Fingerprint::new(&["a".into()], "local");
     let k = key(Collective::Bcast, 4, 1000);
@@ -252,7 +252,7 @@ fn issue6_a_resumed_candidate_the_run_never_measured_keeps_the_file_s_statistics
 /// candidate once, in its first |Z| tries of two calls each; a run that
 /// loads a state skips it and lets the best hold for several calls at once.
 #[test]
-fn issue6_a_saved_state_is_picked_up_by_the_next_run() {
+fn a_saved_state_is_picked_up_by_the_next_run() {
     let path = temp("next-run");
     // Allreduce: the lottery's own agreement uses a small reduce and bcast.
     let z =
@@ -297,7 +297,7 @@ fn issue6_a_saved_state_is_picked_up_by_the_next_run() {
 }
 
 #[test]
-fn issue6_a_table_picks_its_rules_and_defaults_elsewhere() {
+fn a_table_picks_its_rules_and_defaults_elsewhere() {
     let text = "schema = \"autocoll.tuning/1\"\n[[rule]]\nop = \"bcast\"\nranks = \"1..4\"\nbytes = \"0..1M\"\nimpl = \"bcast:chain:seg=1K\"\n";
     let table = Table::parse(text, "inline").unwrap();
     let calls = Arc::new(Calls::default());

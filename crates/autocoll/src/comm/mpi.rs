@@ -1019,7 +1019,7 @@ mod tests {
     }
 
     #[test]
-    fn issue18_a_long_payload_goes_in_pieces_under_the_eager_limit() {
+    fn a_long_payload_goes_in_pieces_under_the_eager_limit() {
         for len in [INLINE_MAX + 1, PIECE, PIECE + 1, 3 * PIECE - 7, 1 << 22] {
             let parts: Vec<_> = pieces(len).collect();
             assert_eq!(parts.len(), len.div_ceil(PIECE), "{len}");

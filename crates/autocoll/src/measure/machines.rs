@@ -262,7 +262,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_namespaces_of_one_kernel_are_one_machine() {
+    fn namespaces_of_one_kernel_are_one_machine() {
         let m = Machines::from_ranks(&[7, 7, 7, 9], &[2, 2, 2, 8], &hosts(&["a", "b", "b", "c"]));
         assert_eq!(m.machines.len(), 2);
         assert_eq!(m.machines[0].ranks, vec![0, 1, 2]);
@@ -281,7 +281,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_machine_lists_each_host_once_in_order_of_its_first_rank() {
+    fn a_machine_lists_each_host_once_in_order_of_its_first_rank() {
         let m = Machines::from_ranks(
             &[7, 9, 7, 7, 9],
             &[4; 5],
@@ -293,7 +293,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_as_many_ranks_as_cores_is_not_crowded() {
+    fn as_many_ranks_as_cores_is_not_crowded() {
         let m = Machines::from_ranks(&[1, 1], &[2, 2], &hosts(&["h", "h"]));
         assert!(!m.crowded());
         assert!(m.holds(Method::Truth));
@@ -301,7 +301,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_truth_spins_through_its_waits_only_where_ranks_have_a_core_each() {
+    fn truth_spins_through_its_waits_only_where_ranks_have_a_core_each() {
         let roomy = Machines::from_ranks(&[1; 2], &[2; 2], &hosts(&["h"; 2]));
         let crowded = Machines::from_ranks(&[1; 3], &[2; 3], &hosts(&["h"; 3]));
         let asked = Options::default();
@@ -324,7 +324,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_the_fallback_is_ol_i_where_it_holds_else_barrier() {
+    fn the_fallback_is_ol_i_where_it_holds_else_barrier() {
         let roomy = Machines::from_ranks(&[1; 2], &[2; 2], &hosts(&["h"; 2]));
         assert_eq!(roomy.fallback(Method::Truth), Method::OlI);
         assert_eq!(roomy.fallback(Method::OlI), Method::Barrier);

@@ -535,7 +535,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_candidate_the_method_cannot_measure_ends_the_race_unmeasured() {
+    fn a_candidate_the_method_cannot_measure_ends_the_race_unmeasured() {
         let rule = Rule::default();
         let mut race = Race::new(2);
         for round in 1..=2 * rule.min_reps {
@@ -551,7 +551,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_without_elimination_every_candidate_runs_every_round() {
+    fn without_elimination_every_candidate_runs_every_round() {
         let rule = Rule {
             eliminate: false,
             max_reps: 6,
@@ -574,7 +574,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_race_of_one_is_decided_once_it_has_figures() {
+    fn a_race_of_one_is_decided_once_it_has_figures() {
         let rule = Rule::default();
         let mut race = Race::new(1);
         for round in 0..rule.min_reps {
@@ -607,7 +607,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_final_tells_two_drifting_candidates_apart_by_their_paired_rounds() {
+    fn a_final_tells_two_drifting_candidates_apart_by_their_paired_rounds() {
         let rule = Rule {
             max_reps: 10,
             ..Rule::default()
@@ -630,7 +630,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_final_keeps_which_ran_first_and_splits_its_ratios_by_order() {
+    fn a_final_keeps_which_ran_first_and_splits_its_ratios_by_order() {
         let rule = Rule {
             eliminate: false,
             ..Rule::default()
@@ -667,7 +667,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_final_between_equals_ends_tied() {
+    fn a_final_between_equals_ends_tied() {
         let rule = Rule {
             max_reps: 10,
             ..Rule::default()
@@ -684,7 +684,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_final_that_cannot_decide_ends_undecided_after_its_rounds() {
+    fn a_final_that_cannot_decide_ends_undecided_after_its_rounds() {
         let rule = Rule {
             max_reps: 10,
             final_rounds: 20,
@@ -711,7 +711,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_final_resumes_from_its_saved_ratios() {
+    fn a_final_resumes_from_its_saved_ratios() {
         let rule = Rule {
             max_reps: 10,
             ..Rule::default()
@@ -745,7 +745,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_two_measured_every_round_are_a_duel_decided_by_their_paired_rounds() {
+    fn two_measured_every_round_are_a_duel_decided_by_their_paired_rounds() {
         // The machine is fast or slow for a few milliseconds at a time,
         // and candidate 0 is 5% ahead of candidate 1 in either state. Both
         // meet the same state in nine rounds of eleven; in the other two,
@@ -792,7 +792,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_drop_rests_on_most_of_the_jobs_that_measured_both() {
+    fn a_drop_rests_on_most_of_the_jobs_that_measured_both() {
         let rule = Rule::default();
         let mut race = Race::new(3);
         // Candidate 1 runs in a fast state for the first job's eight
@@ -824,7 +824,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_race_in_jobs_hands_over_before_any_drop_then_every_few_rounds() {
+    fn a_race_in_jobs_hands_over_before_any_drop_then_every_few_rounds() {
         let rule = Rule {
             max_reps: 14,
             final_rounds: 10,

@@ -152,7 +152,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_trees_that_are_one_tree_at_this_size_are_one_candidate() {
+    fn trees_that_are_one_tree_at_this_size_are_one_candidate() {
         // On 4 ranks the flat, 3-ary and 4-nomial trees all have the root
         // send to the other three; binomial and chain do not.
         let ids = [
@@ -188,7 +188,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_the_same_messages_in_another_order_of_dependence_differ() {
+    fn the_same_messages_in_another_order_of_dependence_differ() {
         // On 2 ranks both send two halves each way; the ring at once, the
         // reduce-then-broadcast one after the other.
         let ids = ["allreduce:ring", "allreduce:flat:seg=512K"];

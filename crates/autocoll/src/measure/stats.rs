@@ -232,7 +232,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_sample_whose_last_third_moved_drifted() {
+    fn a_sample_whose_last_third_moved_drifted() {
         let steady = [1.0, 1.1, 0.9, 1.0, 1.05, 0.95, 1.0, 1.02, 0.98];
         assert!(!drifted(&steady));
         let slowed = [1.0, 1.1, 0.9, 1.0, 1.05, 0.95, 1.6, 1.7, 1.5];
@@ -242,7 +242,7 @@ mod tests {
     }
 
     #[test]
-    fn issue20_a_median_known_to_within_its_share_is_not_wide() {
+    fn a_median_known_to_within_its_share_is_not_wide() {
         assert!(!wide(&Summary::of(&[1.0, 1.1, 0.9, 1.0, 1.05])));
         assert!(wide(&Summary::of(&[1.0, 1.5, 0.9, 1.0, 1.05])));
         assert!(!wide(&Summary::of(&[])));

@@ -144,7 +144,7 @@ impl Period {
     /// slower than its next ones (4 local ranks, allreduce 4 KiB, Open
     /// MPI's own: 35–57 µs against 31.5). Learnt from, it made each
     /// exploration look slower than the incumbent's long runs of calls
-    /// (issue 18; `issue18_a_candidate_slow_only_on_its_first_call_after_a_switch_is_found_best`).
+    /// (issue 18; `a_candidate_slow_only_on_its_first_call_after_a_switch_is_found_best`).
     /// That call is left out unless it is the period's only one.
     fn clean<'t>(&self, times: &'t [f64]) -> &'t [f64] {
         match times {

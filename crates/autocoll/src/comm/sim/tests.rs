@@ -75,7 +75,7 @@ fn a_short_message_sent_with_a_long_one_ends_first() {
 }
 
 #[test]
-fn issue20_connections_take_turns_at_a_link_a_window_at_a_time() {
+fn connections_take_turns_at_a_link_a_window_at_a_time() {
     // Two messages of 2000 bytes (20 µs alone) from one burst, windows of
     // 1000 bytes: the first crosses 0-10 and 20-30 µs after the burst
     // leaves, the second 10-20 and 30-40. Shared evenly, both end at 40.
@@ -91,7 +91,7 @@ fn issue20_connections_take_turns_at_a_link_a_window_at_a_time() {
 }
 
 #[test]
-fn issue20_a_link_is_slower_while_the_other_way_carries_data() {
+fn a_link_is_slower_while_the_other_way_carries_data() {
     // An exchange of 1000 bytes (10 µs alone) with both ways 50% slower:
     // each direction's links take 15 µs; one way alone keeps 10.
     let m = Model {
@@ -110,7 +110,7 @@ fn issue20_a_link_is_slower_while_the_other_way_carries_data() {
 }
 
 #[test]
-fn issue20_two_senders_share_a_down_link_whichever_thread_runs_first() {
+fn two_senders_share_a_down_link_whichever_thread_runs_first() {
     for late in [0, 1] {
         let t = times(3, &model(), |comm| match comm.rank() {
             2 => {
@@ -136,7 +136,7 @@ fn issue20_two_senders_share_a_down_link_whichever_thread_runs_first() {
 }
 
 #[test]
-fn issue20_a_message_sent_later_by_a_thread_that_ran_late_shares_the_link() {
+fn a_message_sent_later_by_a_thread_that_ran_late_shares_the_link() {
     // Rank 1 puts four messages for rank 0 on the network at once (its
     // thread never waits); rank 2 sends one only after a message from rank
     // 3, at 1310 ns. It shares rank 0's down link with rank 1's from then
@@ -170,7 +170,7 @@ fn issue20_a_message_sent_later_by_a_thread_that_ran_late_shares_the_link() {
 }
 
 #[test]
-fn issue20_a_receive_waits_on_while_the_network_makes_progress() {
+fn a_receive_waits_on_while_the_network_makes_progress() {
     // Rank 0 waits for rank 1's last message, which rank 1 sends after ten
     // exchanges with rank 2, 30 ms of real time apart: 300 ms, three times
     // the receive timeout. Events are played all along, so it waits on.

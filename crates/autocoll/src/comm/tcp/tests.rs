@@ -61,7 +61,7 @@ fn run<R: Send>(
 }
 
 #[test]
-fn issue3_threads_over_tcp_pass_a_sample_of_the_check_matrix() {
+fn threads_over_tcp_pass_a_sample_of_the_check_matrix() {
     let (configs, listener) = job(4, Duration::from_secs(20));
     let config = check::Config::default();
     let mut cases = Vec::new();
@@ -90,7 +90,7 @@ fn issue3_threads_over_tcp_pass_a_sample_of_the_check_matrix() {
 /// emulated cluster's agent tell them) are laid out by them on every rank,
 /// and every collective over `hier` passes `check` across them.
 #[test]
-fn issue16_ranks_exchange_hosts_and_switches_and_hier_follows_them() {
+fn ranks_exchange_hosts_and_switches_and_hier_follows_them() {
     let (mut configs, listener) = job(6, Duration::from_secs(20));
     let hosts = ["a", "a", "b", "c", "c", "c"];
     let switches = [Some("s0"), Some("s0"), Some("s0/s1"), None, None, None];
@@ -148,7 +148,7 @@ fn closed_silently(stream: &mut TcpStream) -> bool {
 }
 
 #[test]
-fn issue3_peer_without_the_token_is_refused_and_the_job_goes_on() {
+fn peer_without_the_token_is_refused_and_the_job_goes_on() {
     let (configs, listener) = job(3, Duration::from_secs(20));
     let root = listener.local_addr().unwrap();
     // Rank 0 starts first; strangers knock before the real ranks arrive.
@@ -241,28 +241,28 @@ fn assert_protocol(err: Error, says: &str) {
 }
 
 #[test]
-fn issue3_frame_with_bad_magic_is_an_error_naming_the_peer() {
+fn frame_with_bad_magic_is_an_error_naming_the_peer() {
     let mut frame = user_header(1, 0);
     frame[0] = b'Z';
     assert_protocol(rank0_sees(1 << 20, &frame), "bad magic");
 }
 
 #[test]
-fn issue3_frame_with_bad_version_is_an_error_naming_the_peer() {
+fn frame_with_bad_version_is_an_error_naming_the_peer() {
     let mut frame = user_header(1, 0);
     frame[2] = 200;
     assert_protocol(rank0_sees(1 << 20, &frame), "version 200");
 }
 
 #[test]
-fn issue3_frame_above_the_maximum_is_refused_before_allocating() {
+fn frame_above_the_maximum_is_refused_before_allocating() {
     // Allocating u64::MAX / 2 bytes would abort the test process.
     let frame = user_header(1, u64::MAX / 2);
     assert_protocol(rank0_sees(1 << 20, &frame), "above the maximum of 1048576");
 }
 
 #[test]
-fn issue3_frame_from_a_spoofed_source_is_refused() {
+fn frame_from_a_spoofed_source_is_refused() {
     assert_protocol(
         rank0_sees(1 << 20, &user_header(0, 0)),
         "claims to come from rank 0",
@@ -270,7 +270,7 @@ fn issue3_frame_from_a_spoofed_source_is_refused() {
 }
 
 #[test]
-fn issue3_frame_that_lies_about_its_length_ends_the_peer() {
+fn frame_that_lies_about_its_length_ends_the_peer() {
     // 512 MiB announced, 3 bytes sent: the buffer grows only as data comes.
     let (rank0, mut raw) = rank0_and_raw_peer(1 << 30);
     let mut comm = rank0.join().unwrap();
@@ -288,7 +288,7 @@ fn issue3_frame_that_lies_about_its_length_ends_the_peer() {
 }
 
 #[test]
-fn issue3_a_rank_that_ends_fails_the_others_calls_at_once() {
+fn a_rank_that_ends_fails_the_others_calls_at_once() {
     let (configs, listener) = job(3, Duration::from_secs(30));
     let outcomes = run(configs, listener, |mut comm| {
         if comm.rank() == 2 {
@@ -308,7 +308,7 @@ fn issue3_a_rank_that_ends_fails_the_others_calls_at_once() {
 }
 
 #[test]
-fn issue3_a_silent_rank_makes_the_others_time_out() {
+fn a_silent_rank_makes_the_others_time_out() {
     let (configs, listener) = job(3, Duration::from_millis(500));
     let outcomes = run(configs, listener, |mut comm| {
         if comm.rank() == 2 {
@@ -328,7 +328,7 @@ fn issue3_a_silent_rank_makes_the_others_time_out() {
 }
 
 #[test]
-fn issue3_mismatched_calls_name_both_ranks_and_both_calls() {
+fn mismatched_calls_name_both_ranks_and_both_calls() {
     let (configs, listener) = job(2, Duration::from_secs(10));
     let outcomes = run(configs, listener, |mut comm| {
         let mut buf = [1.0f64; 2];
@@ -361,7 +361,7 @@ fn issue3_mismatched_calls_name_both_ranks_and_both_calls() {
 }
 
 #[test]
-fn issue3_exchanging_calls_that_differ_fail_on_both_ranks() {
+fn exchanging_calls_that_differ_fail_on_both_ranks() {
     let (configs, listener) = job(2, Duration::from_secs(10));
     let errors = run(configs, listener, |mut comm| {
         let send = [1u32; 4];
@@ -389,7 +389,7 @@ fn issue3_exchanging_calls_that_differ_fail_on_both_ranks() {
 }
 
 #[test]
-fn issue3_calls_of_different_lengths_are_reported() {
+fn calls_of_different_lengths_are_reported() {
     let (configs, listener) = job(2, Duration::from_secs(10));
     let errors = run(configs, listener, |mut comm| {
         let mut buf = vec![0u8; 8 + 8 * comm.rank()];
@@ -400,7 +400,7 @@ fn issue3_calls_of_different_lengths_are_reported() {
 }
 
 #[test]
-fn issue3_large_messages_and_self_sends_arrive_whole() {
+fn large_messages_and_self_sends_arrive_whole() {
     let (configs, listener) = job(2, Duration::from_secs(20));
     let big: Vec<u8> = (0..9_000_000u32).map(|i| (i % 251) as u8).collect();
     let got = run(configs, listener, |mut comm| {
@@ -419,7 +419,7 @@ fn issue3_large_messages_and_self_sends_arrive_whole() {
 }
 
 #[test]
-fn issue5_a_frame_is_delivered_while_the_next_is_still_arriving() {
+fn a_frame_is_delivered_while_the_next_is_still_arriving() {
     // A forwarding rank must get segment k while segment k+1 is on the
     // wire; reading on into k+1 serialised every pipeline hop by hop.
     let (rank0, mut raw) = rank0_and_raw_peer(1 << 20);

@@ -154,7 +154,7 @@ impl Group for Noting {
 }
 
 #[test]
-fn issue18_the_mean_objective_takes_each_rank_s_own_time_not_the_span() {
+fn the_mean_objective_takes_each_rank_s_own_time_not_the_span() {
     let recorded = Recorded {
         periods: vec![Period {
             number: 1,
@@ -221,7 +221,7 @@ fn switching(steady: [f64; 2], first: [f64; 2], calls: usize, seed: u64) -> (Lot
 }
 
 #[test]
-fn issue18_a_candidate_slow_only_on_its_first_call_after_a_switch_is_found_best() {
+fn a_candidate_slow_only_on_its_first_call_after_a_switch_is_found_best() {
     // Open MPI's own allreduce after one of autocoll's trees, on 4
     // local ranks: its first call 5-80% slower, the next ones faster
     // than the tree. Within 200 calls (before any readmission: a

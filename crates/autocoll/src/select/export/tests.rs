@@ -251,7 +251,7 @@ fn mpich_file_covers_every_blocking_collective_and_selects_each_winner() {
 /// before `<=4095`: a 2-rank 1 KiB bcast then ran the rule of 4–15 ranks
 /// above 4 KiB).
 #[test]
-fn issue6_mpich_keys_come_in_the_order_of_their_bounds() {
+fn mpich_keys_come_in_the_order_of_their_bounds() {
     let table = Table::parse(
         r#"schema = "autocoll.tuning/1"
 [[rule]]

@@ -295,7 +295,7 @@ fn a_resumed_pool_skips_the_warm_up_and_leaves_out_what_was_far_behind() {
 /// What an earlier run saved is a start, worth a warm-up's tries: this
 /// run's own times must move it as they would move a fresh average.
 #[test]
-fn issue6_a_resumed_average_follows_this_runs_times() {
+fn a_resumed_average_follows_this_runs_times() {
     let p = Params::default();
     let mut earlier = Pool::new(candidates(2));
     earlier.settle(0, &[0.5, 1.5].repeat(400), &p);
@@ -403,7 +403,7 @@ fn best_left_out_after_warm_up(p: &Params) -> usize {
 }
 
 #[test]
-fn issue6_three_noisy_tries_do_not_leave_out_the_fastest() {
+fn three_noisy_tries_do_not_leave_out_the_fastest() {
     // The exponential average started from one time, with a variance
     // started from zero and the best's deviation alone: 19 of 200.
     let left_out = best_left_out_after_warm_up(&Params::default());
@@ -419,7 +419,7 @@ fn issue6_three_noisy_tries_do_not_leave_out_the_fastest() {
 /// of the machine (4 processes on 2 cores have two, each lasting 100–500
 /// calls) handed the lead to a tree that is slower over the run.
 #[test]
-fn issue6_one_slow_period_does_not_hand_the_lead_to_a_slower_tree() {
+fn one_slow_period_does_not_hand_the_lead_to_a_slower_tree() {
     let p = Params::default();
     let mut l = Pool::new(candidates(2));
     l.settle(0, &[0.9, 1.1].repeat(250), &p);
@@ -436,7 +436,7 @@ fn issue6_one_slow_period_does_not_hand_the_lead_to_a_slower_tree() {
 }
 
 #[test]
-fn issue18_a_candidate_alone_holds_until_the_next_readmission_in_one_draw() {
+fn a_candidate_alone_holds_until_the_next_readmission_in_one_draw() {
     let p = Params::default();
     let usual = 1 + p.ttl_scale as u32;
     let mut l = Pool::new(candidates(3));
@@ -460,7 +460,7 @@ fn issue18_a_candidate_alone_holds_until_the_next_readmission_in_one_draw() {
 }
 
 #[test]
-fn issue18_a_slowdown_is_seen_by_a_candidate_alone_within_its_longer_hold() {
+fn a_slowdown_is_seen_by_a_candidate_alone_within_its_longer_hold() {
     let p = Params::default();
     for seed in 1..11 {
         let mut l = Pool::new(candidates(TIMES.len()));
@@ -486,7 +486,7 @@ fn issue18_a_slowdown_is_seen_by_a_candidate_alone_within_its_longer_hold() {
 }
 
 #[test]
-fn issue18_a_left_out_candidates_wait_goes_on_in_the_next_run() {
+fn a_left_out_candidates_wait_goes_on_in_the_next_run() {
     let p = Params::default();
     let mut earlier = Pool::new(candidates(2));
     earlier.settle(0, &[1.0, 1.01, 0.99], &p);
@@ -531,7 +531,7 @@ fn with_home(n: usize) -> Vec<Implementation> {
 }
 
 #[test]
-fn issue18_the_mpi_librarys_own_is_best_unless_another_is_clearly_faster() {
+fn the_mpi_librarys_own_is_best_unless_another_is_clearly_faster() {
     let p = Params::default();
     // Home (index 2) at 10 s; a tree 3% faster (within the margin), then
     // one 20% faster.
@@ -554,7 +554,7 @@ fn issue18_the_mpi_librarys_own_is_best_unless_another_is_clearly_faster() {
 }
 
 #[test]
-fn issue18_the_warm_up_tries_the_mpi_librarys_own_more_and_a_resumed_run_keeps_them() {
+fn the_warm_up_tries_the_mpi_librarys_own_more_and_a_resumed_run_keeps_them() {
     let p = Params::default();
     let mut l = Pool::new(with_home(4));
     l.set_home(&p);
