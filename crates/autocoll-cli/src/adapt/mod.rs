@@ -130,7 +130,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     );
     let traces = match a.transport {
         Transport::Local => run_local(&setup, trace.as_deref())?,
-        Transport::Tcp => run_tcp(setup.ranks, &a)?,
+        Transport::Tcp => run_tcp(setup.ranks, &a.placement, a.timeout, a.seeds)?,
         Transport::Mpi | Transport::Sim => unreachable!("refused above"),
     };
     let reports: Vec<serde_json::Value> = traces

@@ -11,8 +11,7 @@ use autocoll::{local, Communicator};
 use autocoll_experiments::adapt::{self, Setup, Trace};
 
 use super::links::Tc;
-use super::Args;
-use crate::launch;
+use crate::launch::{self, Placement};
 use crate::out::say;
 use crate::Failure;
 
@@ -75,16 +74,22 @@ fn warn_if_crowded(comm: &mut Communicator) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Rank 0 reports one trace line per seed.
-pub(super) fn run_tcp(p: usize, a: &Args) -> Result<Vec<Trace>, Failure> {
+/// The `p` ranks as a tcp job this command starts again; rank 0 reports
+/// one trace line per seed.
+pub(super) fn run_tcp(
+    p: usize,
+    placement: &Placement,
+    timeout: u64,
+    seeds: u64,
+) -> Result<Vec<Trace>, Failure> {
     let (lines, report) = launch::collector();
-    launch::relaunch_self(p, &a.placement, a.timeout, REPORT_LINE, report)?;
+    launch::relaunch_self(p, placement, timeout, REPORT_LINE, report)?;
     let lines = lines.lock().unwrap_or_else(|e| e.into_inner());
-    if lines.len() as u64 != a.seeds {
+    if lines.len() as u64 != seeds {
         return Err(Failure::Run(anyhow!(
             "rank 0 reported {} traces for {} seeds",
             lines.len(),
-            a.seeds
+            seeds
         )));
     }
     lines

@@ -11,7 +11,6 @@ use std::time::Duration;
 use autocoll::observe::{Event, Observer, Stage};
 use autocoll::{Communicator, Implementation};
 
-use super::Setup;
 use crate::rounds::separating_barrier;
 use crate::Error;
 
@@ -125,15 +124,20 @@ impl Observer for Delay {
     }
 }
 
-/// The delay of `s`, put into `comm` but not yet on, if it is this rank's.
-pub(super) fn install_delay(comm: &mut Communicator, s: &Setup) -> Option<Arc<Delay>> {
-    match &s.disturb {
+/// The delay of `disturb` on the calls of `candidates`, put into `comm`
+/// but not yet on, if it is this rank's.
+pub(super) fn install_delay(
+    comm: &mut Communicator,
+    disturb: Option<&Disturb>,
+    candidates: &[Implementation],
+) -> Option<Arc<Delay>> {
+    match disturb {
         Some(Disturb::Delay { rank, delay, at }) if *rank == comm.rank() => {
             let d = Arc::new(Delay {
                 on: AtomicBool::new(false),
                 delay: *delay,
                 at: *at,
-                candidates: s.candidates.clone(),
+                candidates: candidates.to_vec(),
             });
             comm.set_observer(Some(d.clone()));
             Some(d)
@@ -147,7 +151,7 @@ pub(super) fn install_delay(comm: &mut Communicator, s: &Setup) -> Option<Arc<De
 /// so that it takes effect at the same call for all.
 pub(super) fn start_disturbance(
     comm: &mut Communicator,
-    s: &Setup,
+    disturb: Option<&Disturb>,
     delay: Option<&Delay>,
     outside: Option<&dyn Outside>,
 ) -> Result<Option<Undo>, Error> {
@@ -155,7 +159,7 @@ pub(super) fn start_disturbance(
         d.on.store(true, Ordering::Relaxed);
     }
     let mut undo = None;
-    if let (Some(Disturb::Rate { host, rate }), 0) = (&s.disturb, comm.rank()) {
+    if let (Some(Disturb::Rate { host, rate }), 0) = (disturb, comm.rank()) {
         let outside = outside.ok_or_else(|| {
             Error::Outside(format!("nothing here changes the rate of host {host}"))
         })?;

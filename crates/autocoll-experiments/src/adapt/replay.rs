@@ -2,9 +2,8 @@
 //! recorded (`autocoll adapt --replay FILE`).
 //!
 //! In a recorded run the lottery's k-th call ran in the same round as every
-//! fixed series' k-th call, and its time matched that tree's own calls of
-//! the same rounds (within 1% on 4 local processes), so the recorded series
-//! are what the lottery would have measured had it chosen otherwise. The
+//! fixed series' k-th call, and its time matches that tree's own calls of
+//! the same rounds, so the recorded series are what the lottery would have measured had it chosen otherwise. The
 //! replay drives the real selector through a one-process [`Group`]: only
 //! the clock is replaced. What it cannot know is how a different choice
 //! would have changed the machine; what it adds is the run's own cost of a
@@ -22,7 +21,7 @@ use serde_json::json;
 
 use super::log::{Logged, Trace};
 use super::report::{analyse, disturbance};
-use super::Setup;
+use super::setup::Setup;
 use crate::Error;
 
 /// What the replay reads of a recorded run (`autocoll.adapt/1`).

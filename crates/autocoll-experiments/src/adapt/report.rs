@@ -9,7 +9,7 @@ use autocoll::measure::stats::Summary;
 use serde_json::json;
 
 use super::log::Trace;
-use super::Setup;
+use super::setup::Setup;
 
 /// Width of the windows that define when the lottery settled.
 pub const WINDOW: usize = 50;
@@ -74,9 +74,9 @@ pub fn analyse(s: &Setup, ranks: usize, t: &Trace, seed: u64) -> serde_json::Val
     let z = names.len() as f64;
     let bound = z * z.log2().max(1.0) / (1.0 - s.params.alpha) * 10.0;
     // The lottery's first calls against the oracle's calls of the same
-    // rounds: over 50 calls the machine's speed can sit 10–15% off its
+    // rounds: over 50 calls the machine's speed can sit well off its
     // average for the run, and against the whole run's mean that drift,
-    // not the lottery, decided whether the first 50 calls were "within 10%".
+    // not the lottery, would decide the ratio of the first 50 calls.
     let first = &t.lottery[..t.lottery.len().min(WINDOW)];
     let oracle_first = &t.fixed[oracle][..t.fixed[oracle].len().min(WINDOW)];
     let first_mean = Summary::of(first).mean;

@@ -13,7 +13,7 @@ use autocoll::Communicator;
 
 use super::disturb::{install_delay, start_disturbance, Outside};
 use super::log::{Log, Logged, Trace};
-use super::Setup;
+use super::setup::Setup;
 use crate::rounds::{gather_times, separating_barrier, Order};
 use crate::Error;
 
@@ -31,7 +31,7 @@ pub fn run(
 ) -> Result<Option<Trace>, Error> {
     let size = comm.size();
     let log = install_lottery(comm, s);
-    let delay = install_delay(comm, s);
+    let delay = install_delay(comm, s.disturb.as_ref(), &s.candidates);
     let mut callers: Vec<Caller> = s
         .candidates
         .iter()
@@ -57,14 +57,13 @@ pub fn run(
     let outcome = (|| -> Result<(), Error> {
         for k in 0..s.calls {
             if k == half {
-                restore = start_disturbance(comm, s, delay.as_deref(), outside)?;
+                restore = start_disturbance(comm, s.disturb.as_ref(), delay.as_deref(), outside)?;
             }
             // Each round runs the series, the lottery's included, in a
             // fresh random order: a call leaves state behind (the emulated
             // links' token buckets, TCP's windows, caches) that the next
             // call inherits, and in a fixed cyclic order every series would
-            // always follow the same one (the lottery's binomial calls,
-            // always after the fixed binomial's, measured 25% slower).
+            // always follow the same one and inherit its state.
             for c in order.shuffled(series) {
                 comm.barrier_with(&barrier)?;
                 enter[c * s.calls + k] = now_ns();

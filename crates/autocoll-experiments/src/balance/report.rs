@@ -10,7 +10,7 @@ use autocoll::measure::stats::median;
 use serde::Serialize;
 
 use super::run::Trace;
-use super::Setup;
+use super::setup::Setup;
 
 /// The schema name of the JSON.
 pub const SCHEMA: &str = "autocoll.balance/1";
@@ -272,4 +272,26 @@ pub fn text(r: &Report) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gain_is_back_at_the_first_window_that_holds_most_of_it() {
+        let identity = vec![1.0; 30];
+        // Half identity's time before the move at call 10, identity's for
+        // five calls after it, then half again from call 15 on.
+        let series: Vec<f64> = (0..30)
+            .map(|k| if (10..15).contains(&k) { 1.0 } else { 0.5 })
+            .collect();
+        let (gain, back) = gain_back(&series, &identity, 10, 2);
+        assert!((gain - 0.5).abs() < 1e-12, "{gain}");
+        // The window of 4 calls from call 14 holds one slow call and three
+        // fast: its median is the gain; the one from 13 holds two of each.
+        assert_eq!(back, Some(2.0));
+        let never: Vec<f64> = (0..30).map(|k| if k < 10 { 0.5 } else { 1.0 }).collect();
+        assert_eq!(gain_back(&never, &identity, 10, 2).1, None);
+    }
 }

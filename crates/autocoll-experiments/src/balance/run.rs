@@ -10,7 +10,7 @@ use autocoll::select::lottery::Rng;
 use autocoll::{local, Collective, Communicator};
 use serde::{Deserialize, Serialize};
 
-use super::Setup;
+use super::setup::Setup;
 use crate::rounds::{gather_times, of_job, separating_barrier, Order};
 use crate::Error;
 
