@@ -91,6 +91,13 @@ impl From<anyhow::Error> for Failure {
     }
 }
 
+/// An experiment's errors: the run failed.
+impl From<autocoll_experiments::Error> for Failure {
+    fn from(e: autocoll_experiments::Error) -> Self {
+        Failure::Run(anyhow::Error::new(e))
+    }
+}
+
 /// The trace analysis's errors: bad input exits 2, a failed output 1.
 impl From<autocoll_analyze::Error> for Failure {
     fn from(e: autocoll_analyze::Error) -> Self {

@@ -347,7 +347,7 @@ pub fn adapt_svg(names: &[String], fixed: &[Vec<f64>], lottery: &[f64]) -> Resul
 /// by several times); the identity table in black, a circle where a
 /// balancer changed its table, a dashed line at the call the load moved
 /// at.
-pub fn balance_svg(r: &crate::balance::Report) -> Result<String, String> {
+pub fn balance_svg(r: &autocoll_experiments::balance::Report) -> Result<String, String> {
     let smooth: Vec<Vec<f64>> = r
         .series
         .iter()

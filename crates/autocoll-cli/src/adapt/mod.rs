@@ -1,54 +1,32 @@
-//! `autocoll adapt`: the paper's Figure 7/8 experiment. K calls of every
-//! candidate and K calls under the `Lottery` selector, interleaved round by
-//! round so that the machine's drift hits all alike; then each one's mean
-//! and median, the oracle (the best fixed candidate by mean), and how the
-//! lottery compares with it.
-//!
-//! Every timed call starts after an untimed barrier. Per-call time, agreed
-//! by all ranks: with a shared clock the call's span,
-//! max(leave) − min(enter) over the ranks; otherwise the longest rank's
-//! duration. Lottery calls are timed around the plain call, so they include
-//! the selector's agreement collectives at each draw.
-//!
-//! Definitions. `settled_at_call`: the first call (1-based) from which the
-//! final choice holds the majority of every later 50-call window (`null`
-//! when the last window has no majority). `near_best_from_call`: the same
-//! for the candidates whose mean is within 3% of the oracle's taken
-//! together (near-equal candidates can trade the lead at random for the
-//! whole run). `explore_share`: the share of
-//! lottery calls not on the pool's best candidate at that time.
-//! `final_impl`: the pool's best candidate after the last call.
-//!
-//! This file holds the arguments and their checks; the parts live beside
-//! it: `run` runs the series on every rank, `log` notes what the lottery
-//! chose on every call, `report` turns a run's trace into the report,
-//! `disturb` slows a link halfway and `replay` runs the lottery again over
-//! a recorded run.
+//! `autocoll adapt`: the lottery against every fixed candidate, the
+//! paper's Figure 7/8 experiment (`autocoll_experiments::adapt` says what
+//! it runs and reports). This file holds the arguments and their checks;
+//! `ranks` runs the ranks on threads or as a tcp job, `links` slows an
+//! emulated host's link with `tc`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 use autocoll::measure::effective_bytes;
 use autocoll::select::lottery::Params;
-use autocoll::select::{parse_bytes, Lottery};
-use autocoll::{Collective, Implementation, Shape};
+use autocoll::select::parse_bytes;
+use autocoll::Collective;
+use autocoll_experiments::adapt::report::{analyse, report};
+use autocoll_experiments::adapt::{paper_trees, replay, Disturb, Setup};
+use serde_json::json;
 
 use crate::bench::Transport;
 use crate::launch::{self, Placement};
 use crate::traced::TraceArg;
 use crate::Failure;
 
-use disturb::{disturb_of, Disturb};
-use report::{analyse, report};
-use run::{as_rank, run_local, run_tcp};
+use links::disturb_of;
+use ranks::{as_rank, run_local, run_tcp};
 
-mod disturb;
-mod log;
-mod replay;
-mod report;
-pub(crate) mod run;
+mod links;
+mod ranks;
 
 /// Arguments of `autocoll adapt`.
 #[derive(clap::Args)]
@@ -129,35 +107,18 @@ pub struct Args {
     trace: TraceArg,
 }
 
-/// What every rank needs to run the experiment.
-#[derive(Clone)]
-struct Setup {
-    op: Collective,
-    ranks: usize,
-    bytes: usize,
-    root: usize,
-    calls: usize,
-    candidates: Vec<Implementation>,
-    params: Params,
-    seed: u64,
-    seeds: u64,
-    state: Option<PathBuf>,
-    disturb: Option<Disturb>,
-    timeout: Duration,
-    trace: Option<PathBuf>,
-}
-
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
     if let Some(path) = &a.replay {
-        return replay::run(path, &a);
+        return run_replay(path, &a);
     }
     let setup = setup_of(&a)?;
     crate::bench::refuse_mpi("adapt", a.transport)?;
     crate::bench::refuse_sim("adapt", a.transport)?;
     crate::bench::check_placement(a.transport, &a.placement)?;
     a.trace.check()?;
+    let trace = a.trace.dir(setup.ranks, 1);
     if a.transport == Transport::Tcp && launch::is_rank() {
-        return as_rank(&setup);
+        return as_rank(&setup, trace.as_deref());
     }
     eprintln!(
         "autocoll adapt: {} calls × {} candidates + lottery, {} on {} ranks, {} per rank",
@@ -168,8 +129,8 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         autocoll::select::format_bytes(setup.bytes)
     );
     let traces = match a.transport {
-        Transport::Local => run_local(setup.ranks, &setup)?,
-        Transport::Tcp => run_tcp(setup.ranks, &a)?,
+        Transport::Local => run_local(&setup, trace.as_deref())?,
+        Transport::Tcp => run_tcp(setup.ranks, &a.placement, a.timeout, a.seeds)?,
         Transport::Mpi | Transport::Sim => unreachable!("refused above"),
     };
     let reports: Vec<serde_json::Value> = traces
@@ -177,10 +138,9 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         .zip(setup.seed..)
         .map(|(trace, seed)| analyse(&setup, setup.ranks, trace, seed))
         .collect();
-    report(&a, &reports)?;
+    tell(&a, &reports)?;
     if let (Some(path), [trace]) = (&a.plot, &traces[..]) {
-        let names: Vec<String> = setup.candidates.iter().map(|c| c.to_string()).collect();
-        let svg = crate::plot::adapt_svg(&names, &trace.fixed, &trace.lottery)
+        let svg = crate::plot::adapt_svg(&setup.names(), &trace.fixed, &trace.lottery)
             .map_err(|e| Failure::Run(anyhow!("plot: {e}")))?;
         autocoll::files::write_atomic(path, svg.as_bytes())
             .context("writing --plot")
@@ -258,7 +218,6 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
         state: a.state.clone(),
         disturb,
         timeout: Duration::from_secs(a.timeout),
-        trace: a.trace.dir(ranks, 1),
     })
 }
 
@@ -280,29 +239,36 @@ fn params_of(a: &Args) -> Result<Params, Failure> {
     })
 }
 
-/// The paper's four trees, segmented at 16K when the message is longer.
-fn paper_trees(op: Collective, bytes: usize) -> Vec<Implementation> {
-    let seg = (bytes > 16 * 1024 && op != Collective::Barrier).then_some(16 * 1024);
-    [Shape::Flat, Shape::Chain, Shape::Binary, Shape::Binomial]
-        .into_iter()
-        .map(|s| Implementation::tree(op, s, seg).expect("trees of every collective"))
-        .collect()
+/// Replays every run of `path` (`--seeds` times each) and reports them as
+/// `adapt` reports live runs.
+fn run_replay(path: &Path, a: &Args) -> Result<ExitCode, Failure> {
+    let params = params_of(a)?;
+    if a.plot.is_some() {
+        return Err(Failure::Usage(
+            "--plot draws a live run: leave it out of --replay".into(),
+        ));
+    }
+    let at = || path.display().to_string();
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", at()))?;
+    let runs = replay::runs(&text).map_err(|e| anyhow::Error::new(e).context(at()))?;
+    let mut reports = replay::replay_all(&runs, &params, a.seeds)
+        .map_err(|e| anyhow::Error::new(e).context(at()))?;
+    for doc in &mut reports {
+        doc["replay"]["from"] = json!(at());
+    }
+    tell(a, &reports)?;
+    Ok(ExitCode::SUCCESS)
 }
 
-impl Setup {
-    /// The lottery this setup runs: its parameters, seed and candidates (a
-    /// replay builds the very same one).
-    fn lottery(&self) -> Lottery {
-        let candidates = self.candidates.clone();
-        Lottery::new(self.params.clone(), self.seed)
-            .with_candidates(move |_, _, _| candidates.clone())
+/// Prints the runs (one, or their spread) and writes `--json`.
+fn tell(a: &Args, reports: &[serde_json::Value]) -> Result<(), Failure> {
+    let (doc, text) = report(reports);
+    crate::out::write(format_args!("{text}"));
+    if let Some(path) = &a.json {
+        let text = serde_json::to_vec_pretty(&doc).expect("JSON of plain data");
+        autocoll::files::write_atomic(path, &text)
+            .context("writing --json")
+            .map_err(Failure::Run)?;
     }
-
-    /// This setup once per seed of `--seeds`.
-    fn each_seed(&self) -> impl Iterator<Item = Setup> + '_ {
-        (0..self.seeds).map(|k| Setup {
-            seed: self.seed + k,
-            ..self.clone()
-        })
-    }
+    Ok(())
 }

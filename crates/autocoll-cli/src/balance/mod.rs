@@ -1,37 +1,26 @@
-//! `autocoll balance`: the experiment of Soga et al. (2007) as a command.
-//! One rank works (a busy loop) before every broadcast; the same
-//! broadcast runs K times under the identity table, under the paper's
-//! swapping balancer and under the sorting balancer, interleaved round by
-//! round in a fresh random order so that the machine's drift hits all
-//! alike, every call after an untimed barrier. Each balancer is its own
-//! instance on its own report tag, put into the communicator for its
-//! calls only: what one series learns never reaches another.
-//!
-//! Measures, per series: the total time inside the broadcast (the sum over
-//! ranks and calls of leave − enter, the paper's measure), the per-call
-//! span, the reduction against the identity table, the call from which the
-//! table holds still and how many times it changed.
-//!
-//! This file holds the arguments and their checks; `run` runs the series
-//! on every rank, `report` turns rank 0's times into the report.
+//! `autocoll balance`: the experiment of Soga et al. (2007) as a command
+//! (`autocoll_experiments::balance` says what it runs and measures). This
+//! file holds the arguments and their checks, and runs the ranks on
+//! threads or as the processes of a tcp job.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
+use anyhow::{anyhow, Context};
 use autocoll::balance::{Mode, Params};
 use autocoll::select::{format_bytes, parse_bytes};
-use autocoll::{Algorithm, Collective, Implementation, Shape, Tree};
+use autocoll::{Algorithm, Collective, Implementation};
+use autocoll_experiments::balance::{self, moves_of, report, Load, Setup, Trace};
 
 use crate::bench::Transport;
 use crate::launch::{self, Placement};
+use crate::out::say;
 use crate::Failure;
 
-mod report;
-mod run;
-
-pub(crate) use report::Report;
+/// Rank 0 of a tcp run hands its trace to the launching process on a line
+/// that starts with this.
+const REPORT_LINE: &[u8] = b"@autocoll-balance ";
 
 /// Arguments of `autocoll balance`.
 #[derive(clap::Args)]
@@ -103,57 +92,13 @@ pub struct Args {
     plot: Option<PathBuf>,
 }
 
-/// A busy rank: `rank` works `work` before every call.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Load {
-    rank: usize,
-    work: Duration,
-}
-
-/// What every rank needs to run the experiment.
-#[derive(Clone)]
-struct Setup {
-    ranks: usize,
-    bytes: usize,
-    calls: usize,
-    imp: Implementation,
-    root: usize,
-    load: Option<Load>,
-    /// From this call on the load is on this rank.
-    moves: Option<(usize, usize)>,
-    /// The balanced series' parameters (identity is always run first).
-    modes: Vec<Mode>,
-    params: Params,
-    seed: u64,
-    timeout: Duration,
-}
-
-impl Setup {
-    /// The rank that works before call `k`, and how long.
-    fn load_at(&self, k: usize) -> Option<Load> {
-        let load = self.load?;
-        match self.moves {
-            Some((at, rank)) if k >= at => Some(Load { rank, ..load }),
-            _ => Some(load),
-        }
-    }
-
-    /// The series' names: identity, then each mode's.
-    fn names(&self) -> Vec<String> {
-        let modes = self.modes.iter().map(|m| m.name().to_string());
-        std::iter::once("identity".to_string())
-            .chain(modes)
-            .collect()
-    }
-}
-
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let setup = setup_of(&a)?;
     crate::bench::refuse_mpi("balance", a.transport)?;
     crate::bench::refuse_sim("balance", a.transport)?;
     crate::bench::check_placement(a.transport, &a.placement)?;
     if a.transport == Transport::Tcp && launch::is_rank() {
-        return run::as_rank(&setup);
+        return as_rank(&setup);
     }
     eprintln!(
         "autocoll balance: {} calls × {} series of {} on {} ranks, {} per call, load {}",
@@ -168,12 +113,12 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         }
     );
     let trace = match a.transport {
-        Transport::Local => run::run_local(&setup)?,
-        Transport::Tcp => run::run_tcp(&a)?,
+        Transport::Local => balance::run_local(&setup)?,
+        Transport::Tcp => run_tcp(&a)?,
         Transport::Mpi | Transport::Sim => unreachable!("refused above"),
     };
     let doc = report::analyse(&setup, a.transport.name(), &trace);
-    report::print(&doc);
+    crate::out::write(format_args!("{}", report::text(&doc)));
     if let Some(path) = &a.json {
         let text = serde_json::to_string_pretty(&doc).expect("JSON of plain data");
         autocoll::files::write_atomic(path, text.as_bytes())
@@ -226,12 +171,12 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
     let load = a
         .load
         .as_deref()
-        .map(|t| load_of(t, a.ranks, a.root))
+        .map(|t| load_arg(t, a.ranks, a.root))
         .transpose()?;
     let moves = a
         .load_moves_at
         .as_deref()
-        .map(|t| moves_of(t, a.ranks, a.calls))
+        .map(|t| moves_arg(t, a.ranks, a.calls))
         .transpose()?;
     if moves.is_some() && load.is_none() {
         return Err(usage(
@@ -270,78 +215,39 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
 }
 
 /// `--load rank=R,work=T` (rank optional).
-fn load_of(text: &str, ranks: usize, root: usize) -> Result<Load, Failure> {
-    let bad = |why: String| {
-        Failure::Usage(format!(
-            "--load {text}: {why} (expected rank=R,work=T, e.g. rank=1,work=200us)"
-        ))
-    };
-    let (mut rank, mut work) = (None, None);
-    for item in text.split(',') {
-        match item.trim().split_once('=') {
-            Some(("rank", r)) => rank = Some(rank_of(r, ranks).map_err(bad)?),
-            Some(("work", t)) => {
-                work = Some(
-                    autocoll::clock::parse_duration(t)
-                        .map_err(|e| bad(format!("work={t}: {e}")))?,
-                )
-            }
-            _ => return Err(bad(format!("`{item}` is not rank=R or work=T"))),
-        }
-    }
-    let work = work.ok_or_else(|| bad("no work=T".into()))?;
-    let rank = rank.unwrap_or_else(|| first_receiver(ranks, root));
-    Ok(Load { rank, work })
+fn load_arg(text: &str, ranks: usize, root: usize) -> Result<Load, Failure> {
+    Load::parse(text, ranks, root).map_err(|e| Failure::Usage(format!("--load {text}: {e}")))
 }
 
 /// `--load-moves-at CALL:rank=R2`: (CALL, R2).
-fn moves_of(text: &str, ranks: usize, calls: usize) -> Result<(usize, usize), Failure> {
-    let bad = |why: String| {
-        Failure::Usage(format!(
-            "--load-moves-at {text}: {why} (expected CALL:rank=R2, e.g. 200:rank=3)"
-        ))
-    };
-    let (call, rank) = text.split_once(':').ok_or_else(|| bad("no `:`".into()))?;
-    let call: usize = call
-        .trim()
-        .parse()
-        .map_err(|_| bad(format!("`{call}` is not a call number")))?;
-    if call == 0 || call >= calls {
-        return Err(bad(format!(
-            "call {call} is not between 1 and --calls {calls} - 1"
+fn moves_arg(text: &str, ranks: usize, calls: usize) -> Result<(usize, usize), Failure> {
+    moves_of(text, ranks, calls).map_err(|e| Failure::Usage(format!("--load-moves-at {text}: {e}")))
+}
+
+/// Runs this command again as the ranks of a tcp job; rank 0's trace.
+fn run_tcp(a: &Args) -> Result<Trace, Failure> {
+    let (lines, report) = launch::collector();
+    launch::relaunch_self(a.ranks, &a.placement, a.timeout, REPORT_LINE, report)?;
+    let lines = lines.lock().unwrap_or_else(|e| e.into_inner());
+    let [line] = &lines[..] else {
+        return Err(Failure::Run(anyhow!(
+            "rank 0 reported {} traces, not 1",
+            lines.len()
         )));
-    }
-    let rank = match rank.trim().split_once('=') {
-        Some(("rank", r)) => rank_of(r, ranks).map_err(bad)?,
-        _ => return Err(bad(format!("`{rank}` is not rank=R2"))),
     };
-    Ok((call, rank))
+    serde_json::from_slice(line)
+        .context("reading rank 0's trace")
+        .map_err(Failure::Run)
 }
 
-fn rank_of(text: &str, ranks: usize) -> Result<usize, String> {
-    match text.trim().parse::<usize>() {
-        Ok(r) if r < ranks => Ok(r),
-        Ok(r) => Err(format!("rank {r} is not a rank of a {ranks}-rank job")),
-        Err(_) => Err(format!("rank `{text}` is not a number")),
+/// A rank of a tcp job: runs the series; rank 0 prints its trace.
+fn as_rank(setup: &Setup) -> Result<ExitCode, Failure> {
+    let mut comm = launch::join(setup.timeout)?;
+    if let Some(trace) = balance::run(&mut comm, setup)? {
+        let json = serde_json::to_string(&trace).expect("JSON of plain data");
+        say!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
     }
-}
-
-/// The paper's loaded rank: the root's first receiver in the binomial
-/// tree under the identity table, the child with the largest subtree (the
-/// first it sends to; on ties, the earliest in send order).
-fn first_receiver(ranks: usize, root: usize) -> usize {
-    let tree =
-        Tree::build(&Shape::Binomial, ranks, root, None).expect("binomial trees of any size");
-    let kids = tree.children(root);
-    let most = kids
-        .iter()
-        .map(|&k| tree.subtree(k).len())
-        .max()
-        .unwrap_or(0);
-    kids.iter()
-        .copied()
-        .find(|&k| tree.subtree(k).len() == most)
-        .unwrap_or(root)
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]
@@ -349,35 +255,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn loads_and_moves_parse_and_bad_ones_name_the_flag() {
-        let l = load_of("rank=3,work=200us", 8, 0).ok().unwrap();
-        assert_eq!(
-            l,
-            Load {
-                rank: 3,
-                work: Duration::from_micros(200)
-            }
-        );
-        let by_default = load_of("work=1ms", 8, 0).ok().unwrap();
-        let tree = Tree::build(&Shape::Binomial, 8, 0, None).unwrap();
-        assert_eq!(
-            tree.subtree(by_default.rank).len(),
-            4,
-            "the root's largest subtree"
-        );
-        assert_eq!(moves_of("300:rank=5", 8, 400).ok(), Some((300, 5)));
-        for (bad, says) in [
-            ("rank=9,work=1ms", "not a rank"),
-            ("rank=1", "no work"),
-            ("speed=2", "is not rank=R"),
-        ] {
-            match load_of(bad, 8, 0) {
-                Err(Failure::Usage(m)) => assert!(m.contains("--load") && m.contains(says), "{m}"),
+    fn bad_loads_and_moves_name_the_flag() {
+        assert!(load_arg("rank=3,work=200us", 8, 0).is_ok());
+        for bad in ["rank=9,work=1ms", "rank=1", "speed=2"] {
+            match load_arg(bad, 8, 0) {
+                Err(Failure::Usage(m)) => assert!(m.starts_with(&format!("--load {bad}: ")), "{m}"),
                 _ => panic!("--load {bad} accepted"),
             }
         }
         for bad in ["400:rank=1", "x:rank=1", "10:rank=8", "10"] {
-            match moves_of(bad, 8, 400) {
+            match moves_arg(bad, 8, 400) {
                 Err(Failure::Usage(m)) => assert!(m.contains("--load-moves-at"), "{m}"),
                 _ => panic!("--load-moves-at {bad} accepted"),
             }

@@ -10,8 +10,6 @@
 //! `report.json` and one SVG per collective. The benches' own JSON stays
 //! in `<out>/raw/`, from which `--report-only` rebuilds the report.
 
-pub mod report;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,10 +19,12 @@ use anyhow::{anyhow, Context};
 use autocoll::select::{format_bytes, parse_bytes};
 use autocoll::Collective;
 
-use crate::bench::Row;
+use autocoll_experiments::compare::report::{self, Line, Setup};
+use autocoll_experiments::compare::{candidates, Effort, Plan};
+use autocoll_tune::Row;
+
 use crate::cluster::{self, spec::Spec};
 use crate::{args, plot, Failure};
-use report::{Line, Setup};
 
 /// Arguments of `autocoll compare`.
 #[derive(clap::Args)]
@@ -79,47 +79,6 @@ pub struct Args {
     #[arg(long, default_value_t = 300)]
     timeout: u64,
 }
-
-/// autocoll's candidates per collective: the shapes that win on switched
-/// Ethernet (pipelined chains with two segment sizes, binomial for small
-/// messages, a segmented binary tree; ring, Rabenseifner and recursive
-/// doubling for allreduce and allgather), kept few so that the run lasts
-/// minutes, not hours.
-pub fn candidates(op: Collective) -> &'static str {
-    match op {
-        Collective::Bcast => {
-            "bcast:binomial,bcast:chain:seg=8K,bcast:chain:seg=32K,bcast:binary:seg=16K"
-        }
-        Collective::Reduce => {
-            "reduce:binomial,reduce:chain:seg=8K,reduce:chain:seg=32K,reduce:binary:seg=16K"
-        }
-        Collective::Allreduce => {
-            "allreduce:ring,allreduce:rabenseifner,allreduce:recursive-doubling"
-        }
-        Collective::Scatter => "scatter:flat,scatter:binomial",
-        Collective::Gather => "gather:flat,gather:binomial",
-        Collective::Allgather => "allgather:ring,allgather:recursive-doubling",
-        Collective::Barrier => "barrier:dissemination,barrier:binomial",
-    }
-}
-
-/// Calls per repetition and repetitions (min, max) of a size group.
-struct Effort {
-    calls: usize,
-    min_reps: usize,
-    max_reps: usize,
-}
-
-const SMALL: Effort = Effort {
-    calls: 4,
-    min_reps: 5,
-    max_reps: 10,
-};
-const LARGE: Effort = Effort {
-    calls: 1,
-    min_reps: 3,
-    max_reps: 4,
-};
 
 /// Where the ranks run for one column of the report.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -219,30 +178,6 @@ fn preflight() -> Result<(), Failure> {
     Ok(())
 }
 
-/// Which sizes of which collectives run, and how hard.
-struct Plan<'a> {
-    ops: &'a [Collective],
-    sizes: &'a [usize],
-    max_total: usize,
-    large: usize,
-    ranks: usize,
-}
-
-impl Plan<'_> {
-    /// The sizes of `op` that run, split into (small, large).
-    fn sizes(&self, op: Collective) -> (Vec<usize>, Vec<usize>) {
-        let per_call = |b: usize| match op {
-            Collective::Scatter | Collective::Gather | Collective::Allgather => b * self.ranks,
-            _ => b,
-        };
-        self.sizes
-            .iter()
-            .copied()
-            .filter(|&b| per_call(b) <= self.max_total)
-            .partition(|&b| b < self.large)
-    }
-}
-
 /// The cluster, brought down when dropped: after the runs, a failure or
 /// an interrupt alike.
 struct Up<'a> {
@@ -278,32 +213,26 @@ fn run_on_cluster(
     if !a.no_tcp {
         transports.push(Transport::Tcp);
     }
-    for &op in plan.ops {
-        let (small, large) = plan.sizes(op);
-        for (group, sizes, effort) in [("small", small, &SMALL), ("large", large, &LARGE)] {
-            if sizes.is_empty() {
-                continue;
+    for (op, group, sizes, effort) in plan.groups() {
+        for &t in &transports {
+            if stop.load(Ordering::Relaxed) {
+                return Err(anyhow!("interrupted"));
             }
-            for &t in &transports {
-                if stop.load(Ordering::Relaxed) {
-                    return Err(anyhow!("interrupted"));
-                }
-                let json = raw.join(format!("{}-{op}-{group}.json", t.name()));
-                let mut cmd = bench_command(&cluster.dir, t, plan.ranks);
-                cmd.args(bench_args(op, &sizes, effort, a))
-                    .arg("--json")
-                    .arg(&json);
-                eprintln!(
-                    "autocoll compare: {op} at {} over {}",
-                    sizes
-                        .iter()
-                        .map(|&b| format_bytes(b))
-                        .collect::<Vec<_>>()
-                        .join(","),
-                    t.name()
-                );
-                run_bench(&mut cmd, stop).with_context(|| format!("{op} over {}", t.name()))?;
-            }
+            let json = raw.join(format!("{}-{op}-{group}.json", t.name()));
+            let mut cmd = bench_command(&cluster.dir, t, plan.ranks);
+            cmd.args(bench_args(op, &sizes, &effort, a))
+                .arg("--json")
+                .arg(&json);
+            eprintln!(
+                "autocoll compare: {op} at {} over {}",
+                sizes
+                    .iter()
+                    .map(|&b| format_bytes(b))
+                    .collect::<Vec<_>>()
+                    .join(","),
+                t.name()
+            );
+            run_bench(&mut cmd, stop).with_context(|| format!("{op} over {}", t.name()))?;
         }
     }
     Ok(())
@@ -411,7 +340,7 @@ fn write_report(
             eprintln!("autocoll compare: no {op} results in {}", raw.display());
             continue;
         }
-        let svg = plot::svg(op, &plot_rows(op, &mpi, &found))
+        let svg = plot::svg(op, &report::plot_rows(op, &mpi, &found))
             .map_err(|e| anyhow!("plotting {op}: {e}"))?;
         write(&out.join(format!("{op}.svg")), svg.as_bytes())?;
         lines.extend(found);
@@ -433,26 +362,6 @@ fn write(path: &Path, data: &[u8]) -> Result<(), Failure> {
     autocoll::files::write_atomic(path, data)
         .with_context(|| format!("writing {}", path.display()))
         .map_err(Failure::Run)
-}
-
-/// The plot's lines: every candidate and the library over mpi, the best
-/// over tcp at each size, and the link bound.
-fn plot_rows(op: Collective, mpi: &[Row], lines: &[Line]) -> Vec<Row> {
-    let mut rows: Vec<Row> = mpi.iter().filter(|r| r.op == op.name()).cloned().collect();
-    let sample = rows.first().cloned();
-    for l in lines {
-        let Some(mut r) = sample.clone() else { break };
-        r.bytes = l.bytes;
-        r.imp = "link bound".into();
-        r.median_s = l.bound_s;
-        rows.push(r.clone());
-        if let Some(s) = l.tcp_best_s {
-            r.imp = "autocoll best over tcp".into();
-            r.median_s = s;
-            rows.push(r);
-        }
-    }
-    rows
 }
 
 fn rerun_command(a: &Args) -> String {

@@ -1,46 +1,37 @@
 //! Running the series: every rank warms up, then runs K rounds, each with
 //! one call of every series in a fresh random order, every call after an
 //! untimed barrier and, on the loaded rank, after its busy loop; rank 0
-//! brings the times together into a [`Trace`]. On threads
-//! ([`run_local`]) or as processes the launcher started ([`run_tcp`],
-//! [`as_rank`]).
+//! brings the times together into a [`Trace`]. On any communicator
+//! ([`run`]) or on threads ([`run_local`]).
 
-use std::process::ExitCode;
-
-use anyhow::{anyhow, Context};
 use autocoll::balance::{Balancer, Params};
 use autocoll::clock::now_ns;
 use autocoll::select::lottery::Rng;
 use autocoll::{local, Collective, Communicator};
 use serde::{Deserialize, Serialize};
 
-use super::{Args, Setup};
-use crate::adapt::run::{gather_times, separating_barrier, Order};
-use crate::launch;
-use crate::out::say;
-use crate::Failure;
-
-/// Rank 0 of a tcp run hands its trace to the launching process on a line
-/// that starts with this.
-const REPORT_LINE: &[u8] = b"@autocoll-balance ";
+use super::setup::Setup;
+use crate::rounds::{gather_times, of_job, separating_barrier, Order};
+use crate::Error;
 
 /// Untimed calls under the identity table before the experiment
 /// (connections, caches, page faults).
 const WARMUP: usize = 5;
 
 /// What rank 0 measured, series by series (identity first).
-#[derive(Serialize, Deserialize)]
-pub(super) struct Trace {
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Trace {
     /// The ranks share a clock: spans are max(leave) − min(enter).
     pub shared_clock: bool,
     /// Distinct hosts of the job.
     pub hosts: usize,
+    /// Identity's calls, then each balancer's.
     pub series: Vec<SeriesTrace>,
 }
 
 /// One series' calls.
-#[derive(Serialize, Deserialize)]
-pub(super) struct SeriesTrace {
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SeriesTrace {
     /// Each call's span (s).
     pub span_s: Vec<f64>,
     /// Each call's time inside the broadcast summed over the ranks (s).
@@ -52,61 +43,37 @@ pub(super) struct SeriesTrace {
 }
 
 /// A balancer's account of its table at the end of the run.
-#[derive(Serialize, Deserialize)]
-pub(super) struct StatusTrace {
+#[derive(Debug, Serialize, Deserialize)]
+pub struct StatusTrace {
+    /// Times the table changed.
     pub changes: u64,
+    /// Changes undone because they made things worse.
     pub reverts: u64,
+    /// Decisions taken.
     pub decisions: u32,
+    /// The call from which the table held still.
     pub still_since: u64,
+    /// The period at the end.
     pub period: u32,
+    /// The table at the end: virtual rank to rank.
     pub table: Vec<usize>,
 }
 
 /// One job of threads; rank 0's trace.
-pub(super) fn run_local(setup: &Setup) -> Result<Trace, Failure> {
+pub fn run_local(setup: &Setup) -> Result<Trace, Error> {
     let outcomes = local::run(setup.ranks, |mut comm| {
         comm.set_timeout(setup.timeout);
-        rank_main(&mut comm, setup)
+        run(&mut comm, setup)
     });
-    let mut trace = None;
-    for (rank, outcome) in outcomes.into_iter().enumerate() {
-        let found = outcome
-            .with_context(|| format!("{}-rank job, rank {rank}", setup.ranks))
-            .map_err(Failure::Run)?;
-        trace = trace.or(found);
-    }
-    trace.ok_or_else(|| Failure::Run(anyhow!("rank 0 returned no trace")))
-}
-
-/// Runs this command again as the ranks of a tcp job; rank 0's trace.
-pub(super) fn run_tcp(a: &Args) -> Result<Trace, Failure> {
-    let (lines, report) = launch::collector();
-    launch::relaunch_self(a.ranks, &a.placement, a.timeout, REPORT_LINE, report)?;
-    let lines = lines.lock().unwrap_or_else(|e| e.into_inner());
-    let [line] = &lines[..] else {
-        return Err(Failure::Run(anyhow!(
-            "rank 0 reported {} traces, not 1",
-            lines.len()
-        )));
-    };
-    serde_json::from_slice(line)
-        .context("reading rank 0's trace")
-        .map_err(Failure::Run)
-}
-
-/// A rank of a tcp job: runs the series; rank 0 prints its trace.
-pub(super) fn as_rank(setup: &Setup) -> Result<ExitCode, Failure> {
-    let mut comm = launch::join(setup.timeout)?;
-    if let Some(trace) = rank_main(&mut comm, setup).map_err(Failure::Run)? {
-        let json = serde_json::to_string(&trace).expect("JSON of plain data");
-        say!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
-    }
-    Ok(ExitCode::SUCCESS)
+    of_job(outcomes)?.ok_or(Error::Traces {
+        found: 0,
+        wanted: 1,
+    })
 }
 
 /// Every rank: warm up, run the interleaved rounds, bring the times to
-/// rank 0.
-fn rank_main(comm: &mut Communicator, s: &Setup) -> anyhow::Result<Option<Trace>> {
+/// rank 0; rank 0's trace, `None` on the others.
+pub fn run(comm: &mut Communicator, s: &Setup) -> Result<Option<Trace>, Error> {
     // A balancer AUTOCOLL_BALANCE put in would balance the identity series.
     drop(comm.take_balancer());
     let mut balancers = balancers(comm, s)?;
@@ -183,7 +150,7 @@ fn rank_main(comm: &mut Communicator, s: &Setup) -> anyhow::Result<Option<Trace>
 
 /// `None` for the identity series, then one balancer per mode, each on
 /// its own report tag so that no series hears another's reports.
-fn balancers(comm: &mut Communicator, s: &Setup) -> anyhow::Result<Vec<Option<Balancer>>> {
+fn balancers(comm: &mut Communicator, s: &Setup) -> Result<Vec<Option<Balancer>>, Error> {
     let mut all = vec![None];
     for (channel, &mode) in (1u16..).zip(&s.modes) {
         let params = Params {
@@ -191,7 +158,7 @@ fn balancers(comm: &mut Communicator, s: &Setup) -> anyhow::Result<Vec<Option<Ba
             channel,
             ..s.params.clone()
         };
-        comm.use_balancer(params).context("making a balancer")?;
+        comm.use_balancer(params).map_err(Error::Balancer)?;
         all.push(comm.take_balancer());
     }
     Ok(all)

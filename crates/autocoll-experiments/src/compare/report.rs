@@ -11,7 +11,7 @@ use autocoll::Collective;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::bench::Row;
+use autocoll_tune::Row;
 
 /// Autocoll's best may be this much slower than Open MPI's default and
 /// still count as no slower (noise).
@@ -242,6 +242,26 @@ pub fn markdown(setup: &Setup, lines: &[Line], command: &str) -> String {
         let _ = writeln!(out, "- missed: {m}");
     }
     out
+}
+
+/// The plot's lines: every candidate and the library over mpi, the best
+/// over tcp at each size, and the link bound.
+pub fn plot_rows(op: Collective, mpi: &[Row], lines: &[Line]) -> Vec<Row> {
+    let mut rows: Vec<Row> = mpi.iter().filter(|r| r.op == op.name()).cloned().collect();
+    let sample = rows.first().cloned();
+    for l in lines {
+        let Some(mut r) = sample.clone() else { break };
+        r.bytes = l.bytes;
+        r.imp = "link bound".into();
+        r.median_s = l.bound_s;
+        rows.push(r.clone());
+        if let Some(s) = l.tcp_best_s {
+            r.imp = "autocoll best over tcp".into();
+            r.median_s = s;
+            rows.push(r);
+        }
+    }
+    rows
 }
 
 /// The table of one collective's lines.

@@ -1,7 +1,7 @@
 //! What the lottery did on every call: [`Logged`] wraps the selector and
 //! notes each call's candidate in a [`Log`]; at the end the log and the
 //! series' times become the run's [`Trace`], the record rank 0 reports
-//! (over tcp, as a JSON line) and a replay rebuilds.
+//! and a replay rebuilds.
 
 use std::sync::{Arc, Mutex};
 
@@ -11,23 +11,24 @@ use autocoll::{Collective, Implementation, Selector};
 use serde::{Deserialize, Serialize};
 
 /// Rank 0's record of the run: every series' per-call times.
-#[derive(Serialize, Deserialize)]
-pub(super) struct Trace {
-    pub(super) hosts: Vec<String>,
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Trace {
+    /// Every rank's host.
+    pub hosts: Vec<String>,
     /// Per candidate, per call, seconds.
-    pub(super) fixed: Vec<Vec<f64>>,
+    pub fixed: Vec<Vec<f64>>,
     /// Per lottery call, seconds.
-    pub(super) lottery: Vec<f64>,
+    pub lottery: Vec<f64>,
     /// Per lottery call, the implementation that ran.
-    pub(super) chosen: Vec<String>,
+    pub chosen: Vec<String>,
     /// Per lottery call, whether it was off the pool's best.
-    pub(super) explored: Vec<bool>,
+    pub explored: Vec<bool>,
     /// Per lottery call, whether a draw (agreement and broadcast) preceded it.
-    pub(super) drew: Vec<bool>,
+    pub drew: Vec<bool>,
     /// The pool's best after the last call.
-    pub(super) final_impl: String,
+    pub final_impl: String,
     /// The lottery started from what an earlier run saved.
-    pub(super) restored: bool,
+    pub restored: bool,
 }
 
 /// The lottery, noting which candidate each call ran and whether it was

@@ -1,21 +1,17 @@
-//! `autocoll adapt --replay FILE`: the lottery run again, without calls,
-//! over the fixed series a run recorded.
+//! The lottery run again, without calls, over the fixed series a run
+//! recorded (`autocoll adapt --replay FILE`).
 //!
 //! In a recorded run the lottery's k-th call ran in the same round as every
-//! fixed series' k-th call, and its time matched that tree's own calls of
-//! the same rounds (within 1% on 4 local processes), so the recorded series
-//! are what the lottery would have measured had it chosen otherwise. The
+//! fixed series' k-th call, and its time matches that tree's own calls of
+//! the same rounds, so the recorded series are what the lottery would have measured had it chosen otherwise. The
 //! replay drives the real selector through a one-process [`Group`]: only
 //! the clock is replaced. What it cannot know is how a different choice
 //! would have changed the machine; what it adds is the run's own cost of a
 //! draw message (the median lottery call that followed one, less the
 //! median of the others) on every call that follows one.
 
-use std::path::Path;
-use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context};
 use autocoll::measure::stats::median;
 use autocoll::select::lottery::Params;
 use autocoll::select::{Fold, Group};
@@ -24,13 +20,13 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::log::{Logged, Trace};
-use super::report::{analyse, disturbance, report};
-use super::{params_of, Args, Setup};
-use crate::Failure;
+use super::report::{analyse, disturbance};
+use super::setup::Setup;
+use crate::Error;
 
 /// What the replay reads of a recorded run (`autocoll.adapt/1`).
 #[derive(Deserialize)]
-struct Recorded {
+pub struct Recorded {
     op: String,
     ranks: usize,
     bytes: usize,
@@ -85,60 +81,26 @@ impl Group for Replayed {
     }
 }
 
-/// Replays every run of `path` (`--seeds` times each) and reports them as
-/// `adapt` reports live runs.
-pub fn run(path: &Path, a: &Args) -> Result<ExitCode, Failure> {
-    let params = params_of(a)?;
-    if a.plot.is_some() {
-        return Err(Failure::Usage(
-            "--plot draws a live run: leave it out of --replay".into(),
-        ));
-    }
-    let runs = load(path).map_err(Failure::Run)?;
-    let mut reports = Vec::new();
-    for (i, r) in runs.iter().enumerate() {
-        for seed in (r.seed..).take(a.seeds as usize) {
-            let doc = replay(r, &params, seed)
-                .with_context(|| format!("{}: run {}", path.display(), i + 1))
-                .map_err(Failure::Run)?;
-            reports.push(doc);
-        }
-    }
-    for doc in &mut reports {
-        doc["replay"]["from"] = json!(path.display().to_string());
-    }
-    report(a, &reports)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The runs of an `autocoll.adapt/1` or `autocoll.adapt-seeds/1` file.
-fn load(path: &Path) -> anyhow::Result<Vec<Recorded>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let doc: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+/// The runs of an `autocoll.adapt/1` or `autocoll.adapt-seeds/1` file's
+/// `text`.
+pub fn runs(text: &str) -> Result<Vec<Recorded>, Error> {
+    let doc: serde_json::Value = serde_json::from_str(text).map_err(Error::NotJson)?;
     let runs = match doc["schema"].as_str() {
         Some("autocoll.adapt/1") => vec![doc],
         Some("autocoll.adapt-seeds/1") => match doc["runs"].as_array() {
             Some(runs) => runs.clone(),
-            None => bail!("{}: an adapt-seeds file without runs", path.display()),
+            None => return Err(Error::Recorded("an adapt-seeds file without runs".into())),
         },
-        other => bail!(
-            "{}: schema {other:?}, expected autocoll.adapt/1 or autocoll.adapt-seeds/1 (a --json of autocoll adapt)",
-            path.display()
-        ),
+        other => return Err(Error::Recorded(format!(
+            "schema {other:?}, expected autocoll.adapt/1 or autocoll.adapt-seeds/1 (a --json of autocoll adapt)"
+        ))),
     };
-    runs.into_iter()
-        .enumerate()
-        .map(|(i, run)| {
-            let r: Recorded = serde_json::from_value(run).with_context(|| {
-                format!(
-                    "{}: run {}: not a recorded run with per-call times",
-                    path.display(),
-                    i + 1
-                )
-            })?;
-            check(&r).with_context(|| format!("{}: run {}", path.display(), i + 1))?;
+    (1..)
+        .zip(runs)
+        .map(|(run, doc)| {
+            let r: Recorded =
+                serde_json::from_value(doc).map_err(|source| Error::NotARun { run, source })?;
+            check(&r).map_err(|why| Error::Unusable { run, why })?;
             Ok(r)
         })
         .collect()
@@ -146,25 +108,29 @@ fn load(path: &Path) -> anyhow::Result<Vec<Recorded>> {
 
 /// A recorded run the replay can use: every candidate's series, all of
 /// one length, times that are times.
-fn check(r: &Recorded) -> anyhow::Result<()> {
+fn check(r: &Recorded) -> Result<(), String> {
     let calls = r.per_call.lottery.s.len();
     if calls < 2 || r.per_call.lottery.drew.len() != calls {
-        bail!("the lottery's per-call record is missing or uneven");
+        return Err("the lottery's per-call record is missing or uneven".into());
     }
     let names: Vec<&str> = r.per_call.fixed.iter().map(|f| f.imp.as_str()).collect();
     if names != r.candidates.iter().map(String::as_str).collect::<Vec<_>>() {
-        bail!("the per-call series are not the run's candidates");
+        return Err("the per-call series are not the run's candidates".into());
     }
     for f in &r.per_call.fixed {
         if f.s.len() != calls {
-            bail!("{} has {} calls, the lottery {calls}", f.imp, f.s.len());
+            return Err(format!(
+                "{} has {} calls, the lottery {calls}",
+                f.imp,
+                f.s.len()
+            ));
         }
         if let Some(t) = f.s.iter().find(|t| !(t.is_finite() && **t >= 0.0)) {
-            bail!("{} has a time of {t} s", f.imp);
+            return Err(format!("{} has a time of {t} s", f.imp));
         }
     }
     if r.ranks == 0 {
-        bail!("a run of 0 ranks");
+        return Err("a run of 0 ranks".into());
     }
     Ok(())
 }
@@ -183,17 +149,40 @@ fn draw_cost(l: &LotteryCalls) -> f64 {
     (median(&after) - median(&others)).max(0.0)
 }
 
-/// One replay of `r` with the lottery seeded by `seed`, as a report.
-fn replay(r: &Recorded, params: &Params, seed: u64) -> anyhow::Result<serde_json::Value> {
-    let op: Collective = r.op.parse().map_err(|e| anyhow!("op {:?}: {e}", r.op))?;
+/// Every run of `runs` replayed `seeds` times, with the lottery seeded
+/// by the run's seed, + 1, …: the reports, run by run.
+pub fn replay_all(
+    runs: &[Recorded],
+    params: &Params,
+    seeds: u64,
+) -> Result<Vec<serde_json::Value>, Error> {
+    let mut reports = Vec::new();
+    for (run, r) in (1..).zip(runs) {
+        for seed in (r.seed..).take(seeds as usize) {
+            let doc = replay(r, params, seed).map_err(|e| Error::Replay {
+                run,
+                source: Box::new(e),
+            })?;
+            reports.push(doc);
+        }
+    }
+    Ok(reports)
+}
+
+/// One replay of `r` with the lottery seeded by `seed`, as a report of
+/// [`super::report::analyse`] with the cost of a draw message it added.
+pub fn replay(r: &Recorded, params: &Params, seed: u64) -> Result<serde_json::Value, Error> {
+    let op: Collective =
+        r.op.parse()
+            .map_err(|e| Error::Recorded(format!("op {:?}: {e}", r.op)))?;
     let candidates = r
         .candidates
         .iter()
         .map(|c| {
             c.parse::<Implementation>()
-                .map_err(|e| anyhow!("candidate {c}: {e}"))
+                .map_err(|e| Error::Recorded(format!("candidate {c}: {e}")))
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, Error>>()?;
     let setup = Setup {
         op,
         ranks: r.ranks,
@@ -207,7 +196,6 @@ fn replay(r: &Recorded, params: &Params, seed: u64) -> anyhow::Result<serde_json
         state: None,
         disturb: None,
         timeout: Duration::ZERO,
-        trace: None,
     };
     let message = draw_cost(&r.per_call.lottery);
     let trace = drive(r, &setup, message)?;
@@ -220,7 +208,7 @@ fn replay(r: &Recorded, params: &Params, seed: u64) -> anyhow::Result<serde_json
 }
 
 /// Runs the lottery over the recorded rounds.
-fn drive(r: &Recorded, s: &Setup, message: f64) -> anyhow::Result<Trace> {
+fn drive(r: &Recorded, s: &Setup, message: f64) -> Result<Trace, Error> {
     let (mut selector, log) = Logged::new(s.lottery(), s.calls);
     let mut group = Replayed { ranks: r.ranks };
     let mut times = Vec::with_capacity(s.calls);

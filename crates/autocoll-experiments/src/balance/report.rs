@@ -1,83 +1,123 @@
 //! From rank 0's times to the report: per series, the total time inside
 //! the broadcast and its reduction against the identity table (over the
 //! whole run, and from the call the load moved at), the per-call span,
-//! and what the balancer did to its table. Printed as a table, written as
-//! `autocoll.balance/1` JSON (docs/formats.md) and drawn by
-//! `crate::plot::balance_svg`.
+//! and what the balancer did to its table: as a table ([`text`]) and as
+//! `autocoll.balance/1` JSON (docs/formats.md).
+
+use std::fmt::Write;
 
 use autocoll::measure::stats::median;
 use serde::Serialize;
 
 use super::run::Trace;
-use super::Setup;
-use crate::out::say;
+use super::setup::Setup;
 
 /// The schema name of the JSON.
-pub(crate) const SCHEMA: &str = "autocoll.balance/1";
+pub const SCHEMA: &str = "autocoll.balance/1";
 
 /// The whole report, as `--json` writes it.
-#[derive(Serialize)]
-pub(crate) struct Report {
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// `autocoll.balance/1`.
     pub schema: &'static str,
+    /// The collective (bcast).
     pub op: String,
     #[serde(rename = "impl")]
+    /// The broadcast's implementation.
     pub imp: String,
+    /// Ranks of the job.
     pub ranks: usize,
+    /// Bytes per broadcast.
     pub bytes: usize,
+    /// Calls per series.
     pub calls: usize,
+    /// The root of every broadcast.
     pub root: usize,
+    /// Where the ranks ran.
     pub transport: String,
+    /// Distinct hosts of the job.
     pub hosts: usize,
+    /// The ranks shared a clock.
     pub shared_clock: bool,
+    /// The pseudo-load, if any.
     pub load: Option<LoadOut>,
+    /// Where the load moved, if it did.
     pub load_moves: Option<MoveOut>,
+    /// The balancers' period N.
     pub period: u32,
+    /// The balancers' threshold, s.
     pub threshold_s: f64,
+    /// Seed of the order of the series.
     pub seed: u64,
+    /// Identity, then each balancer.
     pub series: Vec<Series>,
 }
 
 /// The pseudo-load.
-#[derive(Serialize)]
-pub(crate) struct LoadOut {
+#[derive(Debug, Serialize)]
+pub struct LoadOut {
+    /// The loaded rank.
     pub rank: usize,
+    /// Its work before every call, s.
     pub work_s: f64,
 }
 
 /// Where the load moved.
-#[derive(Serialize)]
-pub(crate) struct MoveOut {
+#[derive(Debug, Serialize)]
+pub struct MoveOut {
+    /// From this call on (0-based) …
     pub call: usize,
+    /// … this rank is loaded.
     pub rank: usize,
 }
 
 /// One series' results.
-#[derive(Serialize)]
-pub(crate) struct Series {
+#[derive(Debug, Serialize)]
+pub struct Series {
+    /// identity, swap or sort.
     pub name: String,
+    /// Time inside the broadcast, summed over ranks and calls, s.
     pub total_s: f64,
+    /// 1 − total ÷ identity's total.
     pub reduction: f64,
+    /// Median per-call span, s.
     pub median_span_s: f64,
+    /// Mean per-call span, s.
     pub mean_span_s: f64,
+    /// The call from which the table held still.
     pub still_from_call: u64,
+    /// Times the table changed.
     pub changes: u64,
+    /// Changes undone.
     pub reverts: u64,
+    /// Decisions taken.
     pub decisions: u32,
+    /// The table at the end; `None` for identity.
     pub final_table: Option<Vec<usize>>,
+    /// The calls at which the table changed.
     pub changes_at: Vec<usize>,
+    /// The series from the call the load moved at.
     pub after_move: Option<AfterMove>,
+    /// Each call's span, s.
     pub span_s: Vec<f64>,
+    /// Each call's time inside, summed over the ranks, s.
     pub inside_s: Vec<f64>,
 }
 
 /// A series from the call the load moved at.
-#[derive(Serialize)]
-pub(crate) struct AfterMove {
+#[derive(Debug, Serialize)]
+pub struct AfterMove {
+    /// Time inside from the move on, s.
     pub total_s: f64,
+    /// 1 − total ÷ identity's from the move on.
     pub reduction: f64,
+    /// Table changes from the move on.
     pub changes: usize,
+    /// Periods from the move to the last change.
     pub last_change_periods: f64,
+    /// The gain over identity before the move.
     pub gain_before: f64,
+    /// Periods after the move until the gain is back; `None`: never.
     pub back_after_periods: Option<f64>,
 }
 
@@ -103,7 +143,7 @@ fn gain_back(series: &[f64], identity: &[f64], at: usize, period: usize) -> (f64
 }
 
 /// The report of `trace`, a run of `setup` on `transport`.
-pub(super) fn analyse(setup: &Setup, transport: &str, trace: &Trace) -> Report {
+pub fn analyse(setup: &Setup, transport: &str, trace: &Trace) -> Report {
     let names = setup.names();
     let sum = |xs: &[f64]| xs.iter().sum::<f64>();
     let identity = sum(&trace.series[0].inside_s);
@@ -174,9 +214,12 @@ pub(super) fn analyse(setup: &Setup, transport: &str, trace: &Trace) -> Report {
     }
 }
 
-/// The report as a table on standard output.
-pub(super) fn print(r: &Report) {
-    say!(
+/// The report as a table, a line each series (and each series again
+/// from the call the load moved at).
+pub fn text(r: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
         "{:<9} {:>14} {:>12} {:>15} {:>16} {:>8} {:>8}  final table",
         "series",
         "total inside s",
@@ -187,7 +230,8 @@ pub(super) fn print(r: &Report) {
         "reverts"
     );
     for s in &r.series {
-        say!(
+        let _ = writeln!(
+            out,
             "{:<9} {:>14.6} {:>11.1}% {:>15.1} {:>16} {:>8} {:>8}  {}",
             s.name,
             s.total_s,
@@ -201,11 +245,13 @@ pub(super) fn print(r: &Report) {
                 .map_or("identity".into(), |t| format!("{t:?}")),
         );
     }
-    let Some(moved) = &r.load_moves else { return };
-    say!(
+    let Some(moved) = &r.load_moves else {
+        return out;
+    };
+    let _ = writeln!(
+        out,
         "from call {} on (the load on rank {}):",
-        moved.call,
-        moved.rank
+        moved.call, moved.rank
     );
     for s in &r.series {
         if let Some(a) = &s.after_move {
@@ -213,7 +259,8 @@ pub(super) fn print(r: &Report) {
                 Some(p) => format!("{p:.1}"),
                 None => "never".into(),
             };
-            say!(
+            let _ = writeln!(
+    out,
                 "{:<9} {:>14.6} {:>11.1}%  {} changes, the last {:.1} periods after the move; gain before {:.1}%, back after {back} periods",
                 s.name,
                 a.total_s,
@@ -223,5 +270,28 @@ pub(super) fn print(r: &Report) {
                 100.0 * a.gain_before,
             );
         }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gain_is_back_at_the_first_window_that_holds_most_of_it() {
+        let identity = vec![1.0; 30];
+        // Half identity's time before the move at call 10, identity's for
+        // five calls after it, then half again from call 15 on.
+        let series: Vec<f64> = (0..30)
+            .map(|k| if (10..15).contains(&k) { 1.0 } else { 0.5 })
+            .collect();
+        let (gain, back) = gain_back(&series, &identity, 10, 2);
+        assert!((gain - 0.5).abs() < 1e-12, "{gain}");
+        // The window of 4 calls from call 14 holds one slow call and three
+        // fast: its median is the gain; the one from 13 holds two of each.
+        assert_eq!(back, Some(2.0));
+        let never: Vec<f64> = (0..30).map(|k| if k < 10 { 0.5 } else { 1.0 }).collect();
+        assert_eq!(gain_back(&never, &identity, 10, 2).1, None);
     }
 }

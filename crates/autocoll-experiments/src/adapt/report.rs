@@ -1,41 +1,34 @@
 //! The report of a run: the series' means and medians, the oracle, the
 //! lottery's ratios to it and when it settled ([`analyse`], the JSON of
-//! `--json`), printed for one run or as the spread over `--seeds` runs.
-//! Live runs and replays report alike.
+//! `autocoll adapt --json`), told for one run or as the spread over
+//! several seeds ([`report`]). Live runs and replays report alike.
 
-use anyhow::Context;
+use std::fmt::Write;
+
 use autocoll::measure::stats::Summary;
 use serde_json::json;
 
 use super::log::Trace;
-use super::{Args, Setup};
-use crate::out::say;
-use crate::Failure;
+use super::setup::Setup;
 
 /// Width of the windows that define when the lottery settled.
-const WINDOW: usize = 50;
+pub const WINDOW: usize = 50;
 
 /// Candidates whose mean is within this ratio of the oracle's count as
 /// near-best for `near_best_from_call`.
 const NEAR: f64 = 1.03;
 
-/// Prints the runs (one, or their spread) and writes `--json`.
-pub(super) fn report(a: &Args, reports: &[serde_json::Value]) -> Result<(), Failure> {
-    let doc = if let [one] = reports {
-        print_report(one);
-        one.clone()
-    } else {
-        let summary = spread(reports);
-        print_spread(reports, &summary);
-        json!({"schema": "autocoll.adapt-seeds/1", "summary": summary, "runs": reports})
-    };
-    if let Some(path) = &a.json {
-        let text = serde_json::to_vec_pretty(&doc).expect("JSON of plain data");
-        autocoll::files::write_atomic(path, &text)
-            .context("writing --json")
-            .map_err(Failure::Run)?;
+/// The runs (one, or several seeds') as a document and as text: one
+/// run's report as it is, several as `autocoll.adapt-seeds/1` with their
+/// spread.
+pub fn report(reports: &[serde_json::Value]) -> (serde_json::Value, String) {
+    if let [one] = reports {
+        return (one.clone(), run_text(one));
     }
-    Ok(())
+    let summary = spread(reports);
+    let text = spread_text(reports, &summary);
+    let doc = json!({"schema": "autocoll.adapt-seeds/1", "summary": summary, "runs": reports});
+    (doc, text)
 }
 
 /// The first call (0-based, ≥ `from`) from which `choice` holds the
@@ -69,8 +62,8 @@ fn settled_among(chosen: &[String], among: impl Fn(&str) -> bool, from: usize) -
 }
 
 /// The results, in the schema of `--json`.
-pub(super) fn analyse(s: &Setup, ranks: usize, t: &Trace, seed: u64) -> serde_json::Value {
-    let names: Vec<String> = s.candidates.iter().map(|c| c.to_string()).collect();
+pub fn analyse(s: &Setup, ranks: usize, t: &Trace, seed: u64) -> serde_json::Value {
+    let names = s.names();
     let fixed: Vec<Summary> = t.fixed.iter().map(|xs| Summary::of(xs)).collect();
     let oracle = (0..fixed.len())
         .min_by(|&a, &b| fixed[a].mean.total_cmp(&fixed[b].mean))
@@ -81,9 +74,9 @@ pub(super) fn analyse(s: &Setup, ranks: usize, t: &Trace, seed: u64) -> serde_js
     let z = names.len() as f64;
     let bound = z * z.log2().max(1.0) / (1.0 - s.params.alpha) * 10.0;
     // The lottery's first calls against the oracle's calls of the same
-    // rounds: over 50 calls the machine's speed can sit 10–15% off its
+    // rounds: over 50 calls the machine's speed can sit well off its
     // average for the run, and against the whole run's mean that drift,
-    // not the lottery, decided whether the first 50 calls were "within 10%".
+    // not the lottery, would decide the ratio of the first 50 calls.
     let first = &t.lottery[..t.lottery.len().min(WINDOW)];
     let oracle_first = &t.fixed[oracle][..t.fixed[oracle].len().min(WINDOW)];
     let first_mean = Summary::of(first).mean;
@@ -139,7 +132,7 @@ pub(super) fn analyse(s: &Setup, ranks: usize, t: &Trace, seed: u64) -> serde_js
 }
 
 /// How the lottery followed a disturbance that began halfway (`spec`).
-pub(super) fn disturbance(names: &[String], t: &Trace, spec: String) -> serde_json::Value {
+pub fn disturbance(names: &[String], t: &Trace, spec: String) -> serde_json::Value {
     let at = t.lottery.len() / 2;
     let after: Vec<f64> = t
         .fixed
@@ -159,11 +152,18 @@ pub(super) fn disturbance(names: &[String], t: &Trace, spec: String) -> serde_js
     })
 }
 
-fn print_report(r: &serde_json::Value) {
+/// One run's report as a table of the series and lines on the lottery.
+fn run_text(r: &serde_json::Value) -> String {
+    let mut out = String::new();
     let us = |v: &serde_json::Value| v.as_f64().map_or("-".into(), |x| format!("{:.1}", x * 1e6));
-    say!("{:<34} {:>11} {:>11}", "series", "mean µs", "median µs");
+    let _ = writeln!(
+        out,
+        "{:<34} {:>11} {:>11}",
+        "series", "mean µs", "median µs"
+    );
     for f in r["fixed"].as_array().into_iter().flatten() {
-        say!(
+        let _ = writeln!(
+            out,
             "{:<34} {:>11} {:>11}",
             f["impl"].as_str().unwrap_or(""),
             us(&f["mean_s"]),
@@ -171,13 +171,15 @@ fn print_report(r: &serde_json::Value) {
         );
     }
     let l = &r["lottery"];
-    say!(
+    let _ = writeln!(
+        out,
         "{:<34} {:>11} {:>11}",
         "lottery",
         us(&l["mean_s"]),
         us(&l["median_s"])
     );
-    say!(
+    let _ = writeln!(
+        out,
         "oracle {}; lottery/oracle: mean {:.3}, median {:.3}; first 50 calls {:.3} (the oracle's same 50){}",
         r["oracle"]["impl"].as_str().unwrap_or(""),
         r["mean_ratio"].as_f64().unwrap_or(f64::NAN),
@@ -189,7 +191,8 @@ fn print_report(r: &serde_json::Value) {
             ""
         },
     );
-    say!(
+    let _ = writeln!(
+        out,
         "settled on {} at call {} (bound {:.0}), on the near-best (within {:.0}% of the oracle) from call {}; exploring {:.1}% of calls",
         l["final_impl"].as_str().unwrap_or(""),
         call(&l["settled_at_call"]),
@@ -199,13 +202,15 @@ fn print_report(r: &serde_json::Value) {
         l["explore_share"].as_f64().unwrap_or(f64::NAN) * 100.0
     );
     if let Some(d) = r.get("disturb") {
-        say!(
+        let _ = writeln!(
+            out,
             "disturbed at call {}: best after is {}; lottery on it after {} calls",
             d["at_call"],
             d["best_after"].as_str().unwrap_or(""),
             call(&d["lottery_on_best_after_calls"])
         );
     }
+    out
 }
 
 /// A call number of the report, or `never` where it has none.
@@ -253,19 +258,18 @@ fn ratio_spread(ratios: &[f64], target: f64) -> serde_json::Value {
     json!({"runs": ratios.len(), "median": s.median, "max": s.max, "within_target": within, "target": target})
 }
 
-fn print_spread(runs: &[serde_json::Value], summary: &serde_json::Value) {
-    say!(
+/// Several runs' reports as a line each and their spread.
+fn spread_text(runs: &[serde_json::Value], summary: &serde_json::Value) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
         "{:>6} {:<28} {:>10} {:>12} {:>8} {:>10}",
-        "seed",
-        "oracle",
-        "mean ratio",
-        "median ratio",
-        "settled",
-        "near-best"
+        "seed", "oracle", "mean ratio", "median ratio", "settled", "near-best"
     );
     for r in runs {
         let l = &r["lottery"];
-        say!(
+        let _ = writeln!(
+            out,
             "{:>6} {:<28} {:>10.3} {:>12.3} {:>8} {:>10}",
             r["seed"].as_u64().unwrap_or(0),
             r["oracle"]["impl"].as_str().unwrap_or(""),
@@ -275,11 +279,12 @@ fn print_spread(runs: &[serde_json::Value], summary: &serde_json::Value) {
             call(&l["near_best_from_call"]),
         );
     }
-    let line = |name: &str, v: &serde_json::Value| {
+    let line = |out: &mut String, name: &str, v: &serde_json::Value| {
         if v.is_null() {
             return;
         }
-        say!(
+        let _ = writeln!(
+            out,
             "{name}: median over runs {:.3}, worst {:.3}; within {:.2} in {} of {} runs",
             v["median"].as_f64().unwrap_or(f64::NAN),
             v["max"].as_f64().unwrap_or(f64::NAN),
@@ -288,18 +293,23 @@ fn print_spread(runs: &[serde_json::Value], summary: &serde_json::Value) {
             v["runs"]
         );
     };
-    line("lottery mean ÷ oracle", &summary["mean_ratio"]);
-    line("lottery median ÷ oracle", &summary["median_ratio"]);
+    line(&mut out, "lottery mean ÷ oracle", &summary["mean_ratio"]);
     line(
+        &mut out,
+        "lottery median ÷ oracle",
+        &summary["median_ratio"],
+    );
+    line(
+        &mut out,
         "first 50 calls ÷ the oracle's same 50, runs from a saved state",
         &summary["first50_ratio_from_saved_state"],
     );
-    say!(
+    let _ = writeln!(
+        out,
         "settled within the bound in {} of {} runs (on the near-best in {})",
-        summary["settled_within_bound"],
-        summary["runs"],
-        summary["near_best_within_bound"]
+        summary["settled_within_bound"], summary["runs"], summary["near_best_within_bound"]
     );
+    out
 }
 
 #[cfg(test)]
