@@ -1,4 +1,4 @@
-//! Issue 4: `ol-i` agrees with the shared-clock `truth` for bcast at 4
+//! `ol-i` agrees with the shared-clock `truth` for bcast at 4
 //! ranks and 64 KiB over tcp, for the chain, backward-chain, binomial and
 //! flat trees, within 25% (the benchmark's target is 10%; the README has
 //! the measured errors). It checks agreement, not speed.
