@@ -22,7 +22,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use autocoll::measure::race::Rule;
+use autocoll::measure::{Method, Options};
+use autocoll::sim::Model;
 use autocoll::Collective;
+use indicatif::ProgressBar;
 
 use crate::launch;
 use crate::out::say;
@@ -68,22 +72,7 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
     let ranks = crate::args::ranks(a.ranks.as_deref().unwrap_or("4"))?;
     let sizes = sizes(op, &crate::args::bytes(&a.bytes, a.step)?);
     let impls = crate::args::Chosen::new(a.imp.as_deref(), tree.as_ref(), &[op])?;
-    if let Some(bad) = impls.named.iter().find(|i| i.op != op) {
-        return Err(Failure::Usage(format!(
-            "--impl {bad} is not an implementation of --op {op}"
-        )));
-    }
-    // Under mpi the job's size is known once MPI has started (run_mpi).
-    if op.rooted() && a.transport != Transport::Mpi {
-        if let Some(&p) = ranks.iter().find(|&&p| root >= p) {
-            return Err(Failure::Usage(format!(
-                "--root {root} is not a rank of a {p}-rank job"
-            )));
-        }
-    }
-    if let Some(t) = &tree {
-        t.check(&ranks, &[op], root)?;
-    }
+    check_points(&a, op, &impls, &ranks, tree.as_ref())?;
     check_options(&a)?;
     a.trace.check()?;
     let model = a.model.load(a.transport)?;
@@ -98,10 +87,6 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
         baseline: a.baseline.then(|| baseline::id(op, forced)),
     };
     let plans: Vec<(usize, Vec<Planned>)> = ranks.iter().map(|&p| (p, plan(&sweep))).collect();
-    let total: usize = plans
-        .iter()
-        .map(|(_, pl)| pl.iter().map(|x| x.methods.len()).sum::<usize>())
-        .sum();
     let stop = Arc::new(AtomicBool::new(false));
     install_ctrl_c(stop.clone());
     if a.transport == Transport::Tcp && launch::is_rank() {
@@ -110,43 +95,71 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
     if a.transport == Transport::Mpi {
         return run_mpi(&a, &sweep, &opts, &stop);
     }
+    run_plans(&a, op, &plans, model.as_ref(), &opts, race, &stop)
+}
+
+/// Refuses implementations of another collective than `op`, and a root
+/// or a tree file that does not fit the rank counts.
+fn check_points(
+    a: &Args,
+    op: Collective,
+    impls: &crate::args::Chosen,
+    ranks: &[usize],
+    tree: Option<&crate::args::TreeFile>,
+) -> Result<(), Failure> {
+    let root = a.root.unwrap_or(0);
+    if let Some(bad) = impls.named.iter().find(|i| i.op != op) {
+        return Err(Failure::Usage(format!(
+            "--impl {bad} is not an implementation of --op {op}"
+        )));
+    }
+    // Under mpi the job's size is known once MPI has started (run_mpi).
+    if op.rooted() && a.transport != Transport::Mpi {
+        if let Some(&p) = ranks.iter().find(|&&p| root >= p) {
+            return Err(Failure::Usage(format!(
+                "--root {root} is not a rank of a {p}-rank job"
+            )));
+        }
+    }
+    if let Some(t) = tree {
+        t.check(ranks, &[op], root)?;
+    }
+    Ok(())
+}
+
+/// Runs every rank count's plan from this process (threads, or a tcp job
+/// it launches), showing rank 0's rows as they come, then writes the
+/// outputs of those that finished.
+fn run_plans(
+    a: &Args,
+    op: Collective,
+    plans: &[(usize, Vec<Planned>)],
+    model: Option<&Model>,
+    opts: &Options,
+    race: Option<(Method, Rule)>,
+    stop: &AtomicBool,
+) -> Result<ExitCode, Failure> {
+    let total: usize = plans
+        .iter()
+        .map(|(_, pl)| pl.iter().map(|x| x.methods.len()).sum::<usize>())
+        .sum();
     let bar = progress(total as u64);
     let rows = Arc::new(Mutex::new(Vec::<Row>::new()));
-    let sink: Sink = {
-        let (bar, rows, only_best) = (bar.clone(), rows.clone(), a.best);
-        Arc::new(move |batch: Vec<Row>| {
-            // The table goes to stdout, the bar to stderr (hidden when it
-            // is not a terminal); suspending the bar keeps the two apart.
-            bar.suspend(|| {
-                let shown: Vec<&Row> = match only_best {
-                    true => best::winner(&batch).into_iter().collect(),
-                    false => batch.iter().collect(),
-                };
-                for row in shown {
-                    say!("{}", table_line(row));
-                }
-            });
-            bar.inc(batch.len() as u64);
-            rows.lock().unwrap_or_else(|p| p.into_inner()).extend(batch);
-        })
-    };
+    let sink = table_sink(bar.clone(), rows.clone(), a.best);
     say!("{}", table_header());
     let timeout = Duration::from_secs(a.timeout);
     let hosts = Arc::new(Mutex::new(vec!["localhost".to_string()]));
     let mut outcome = Ok(());
-    for (p, plan) in &plans {
+    for (p, plan) in plans {
         if stop.load(Ordering::Relaxed) {
             break;
         }
         outcome = match a.transport {
             Transport::Local | Transport::Sim => {
                 let trace = a.trace.dir(*p, plans.len());
-                let ranks = Ranks {
-                    p: *p,
-                    sim: model.as_ref(),
-                };
+                let ranks = Ranks { p: *p, sim: model };
                 let trace = trace.as_deref();
-                run_local(ranks, plan, &opts, race, timeout, trace, &stop, &*sink)
+                run_local(ranks, plan, opts, race, timeout, trace, stop, &*sink)
             }
             Transport::Tcp => run_tcp(
                 *p,
@@ -166,5 +179,25 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
     bar.finish_and_clear();
     let rows = std::mem::take(&mut *rows.lock().unwrap_or_else(|p| p.into_inner()));
     let hosts = hosts.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    finish(&a, op, &rows, hosts, outcome, &stop)
+    finish(a, op, &rows, hosts, outcome, stop)
+}
+
+/// Where a point's rows go: a table line each (only the winner's with
+/// `only_best`), a step of the bar, and into `rows`.
+fn table_sink(bar: ProgressBar, rows: Arc<Mutex<Vec<Row>>>, only_best: bool) -> Sink {
+    Arc::new(move |batch: Vec<Row>| {
+        // The table goes to stdout, the bar to stderr (hidden when it
+        // is not a terminal); suspending the bar keeps the two apart.
+        bar.suspend(|| {
+            let shown: Vec<&Row> = match only_best {
+                true => best::winner(&batch).into_iter().collect(),
+                false => batch.iter().collect(),
+            };
+            for row in shown {
+                say!("{}", table_line(row));
+            }
+        });
+        bar.inc(batch.len() as u64);
+        rows.lock().unwrap_or_else(|p| p.into_inner()).extend(batch);
+    })
 }

@@ -21,11 +21,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use autocoll::measure::Method;
+use autocoll::measure::race::Rule as RaceRule;
+use autocoll::measure::{Method, Options};
+use autocoll::sim::Model;
 use autocoll::Collective;
 use autocoll_tune::partial::{self, Partial};
 use autocoll_tune::row::Row;
 use autocoll_tune::{judge, race};
+use indicatif::ProgressBar;
 
 use crate::bench::{self, RaceSink, Sink, Transport};
 use crate::launch;
@@ -35,30 +38,13 @@ use args::rule_of;
 pub use args::Args;
 use jobs::{as_rank, race_local, race_tcp};
 use saver::Saver;
-use sweep::{load_partial, sweep_of};
+use sweep::{load_partial, sweep_of, Sweep};
 
 /// Runs `autocoll tune` with the arguments `a`.
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let tree = crate::args::TreeFile::load(&a.tree)?;
     let sweep = sweep_of(&a, tree.as_ref())?;
-    let ranks_text = match (&a.ranks, &tree) {
-        (Some(text), _) => text.clone(),
-        (None, Some(t)) => t.size().to_string(),
-        (None, None) => "4".into(),
-    };
-    let ranks = crate::args::ranks(&ranks_text)?;
-    if sweep.ops.iter().any(|(op, _, _)| op.rooted()) {
-        if let Some(&p) = ranks.iter().find(|&&p| sweep.root >= p) {
-            return Err(Failure::Usage(format!(
-                "--root {} is not a rank of a {p}-rank job",
-                sweep.root
-            )));
-        }
-    }
-    if let Some(t) = &tree {
-        let ops: Vec<Collective> = sweep.ops.iter().map(|(op, _, _)| *op).collect();
-        t.check(&ranks, &ops, sweep.root)?;
-    }
+    let ranks = ranks_of(&a, &sweep, tree.as_ref())?;
     if !(1..=2).contains(&a.ompi_format) {
         return Err(Failure::Usage(format!(
             "--ompi-format {} is not 1 or 2",
@@ -81,70 +67,27 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
                 .into(),
         ));
     }
-    let partial = partial::path_beside(&a.out);
-    let old = if a.resume {
-        load_partial(&partial)?
-    } else {
-        Partial::default()
+    let (saver, bar, partial) = start_saver(&a, &sweep, &ranks)?;
+    let racing = Racing {
+        opts,
+        model: model.as_ref(),
+        sink: {
+            let saver = saver.clone();
+            Arc::new(move |rows| saver.rows(rows))
+        },
+        rounds: {
+            let saver = saver.clone();
+            Arc::new(move |race| saver.race(race))
+        },
+        rule: rule_of(&a)?,
+        saver: &saver,
     };
-    let total: usize = ranks
-        .iter()
-        .map(|&p| sweep.plan(p, Method::OlI).len())
-        .sum();
-    let bar = bench::progress(total as u64);
-    if !old.rows.is_empty() {
-        eprintln!(
-            "autocoll: resuming: {} points done, {total} to go",
-            old.rows.len()
-        );
-    }
-    let saver = Saver::new(old, partial.clone(), bar.clone());
-    let sink: Sink = {
-        let saver = saver.clone();
-        Arc::new(move |rows| saver.rows(rows))
-    };
-    let rounds: RaceSink = {
-        let saver = saver.clone();
-        Arc::new(move |race| saver.race(race))
-    };
-    let rule = rule_of(&a)?;
     let mut outcome = Ok(());
     for &p in &ranks {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let timeout = Duration::from_secs(a.timeout);
-        let method = sweep.method.unwrap_or(Method::Truth);
-        outcome = match a.transport {
-            Transport::Local | Transport::Sim => {
-                let heats = sweep.heats(p, method);
-                let setup = race::Setup {
-                    heats: &heats,
-                    method,
-                    opts,
-                    rule,
-                    saved: &sweep.saved,
-                    stop: &stop,
-                    quiet: false,
-                    per_job: 0,
-                };
-                let ranks = bench::Ranks {
-                    p,
-                    sim: model.as_ref(),
-                };
-                let told = bench::Told {
-                    rows: &*sink,
-                    rounds: &*rounds,
-                };
-                race_local(ranks, &setup, timeout, &told)
-            }
-            Transport::Tcp => {
-                let heats = sweep.heats(p, method);
-                let sinks = (&sink, &rounds, &saver);
-                race_tcp(p, &a, &heats, sinks, &stop)
-            }
-            Transport::Mpi => unreachable!("refused by refuse_mpi"),
-        };
+        outcome = race_ranks(&a, &sweep, p, &racing, &stop);
         if outcome.is_err() {
             break;
         }
@@ -163,19 +106,132 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     }
     outputs::write_outputs(&a, &rows)?;
     if !a.against.is_empty() {
-        let (theirs, seconds) = load_against(&a.against)?;
-        let verdict = judge::Verdict {
-            points: judge::judge(&rows, &theirs, a.racing.tolerance),
-            tolerance: a.racing.tolerance,
-            seconds: (elapsed, seconds),
-        };
-        say!("{verdict}");
-        if let Some(path) = &a.differing {
-            autocoll::files::write_atomic(path, verdict.differing().as_bytes())
-                .map_err(|e| Failure::Run(e.into()))?;
-        }
+        judge_against(&a, &rows, elapsed)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The rank counts of `-n` (default 4, or the tree file's ranks), refused
+/// where the root or the tree file does not fit them.
+fn ranks_of(
+    a: &Args,
+    sweep: &Sweep,
+    tree: Option<&crate::args::TreeFile>,
+) -> Result<Vec<usize>, Failure> {
+    let ranks_text = match (&a.ranks, tree) {
+        (Some(text), _) => text.clone(),
+        (None, Some(t)) => t.size().to_string(),
+        (None, None) => "4".into(),
+    };
+    let ranks = crate::args::ranks(&ranks_text)?;
+    if sweep.ops.iter().any(|(op, _, _)| op.rooted()) {
+        if let Some(&p) = ranks.iter().find(|&&p| sweep.root >= p) {
+            return Err(Failure::Usage(format!(
+                "--root {} is not a rank of a {p}-rank job",
+                sweep.root
+            )));
+        }
+    }
+    if let Some(t) = tree {
+        let ops: Vec<Collective> = sweep.ops.iter().map(|(op, _, _)| *op).collect();
+        t.check(&ranks, &ops, sweep.root)?;
+    }
+    Ok(ranks)
+}
+
+/// The progress file's saver (holding what `--resume` found), the
+/// progress bar it advances, and the file's path.
+fn start_saver(
+    a: &Args,
+    sweep: &Sweep,
+    ranks: &[usize],
+) -> Result<(Saver, ProgressBar, PathBuf), Failure> {
+    let partial = partial::path_beside(&a.out);
+    let old = if a.resume {
+        load_partial(&partial)?
+    } else {
+        Partial::default()
+    };
+    let total: usize = ranks
+        .iter()
+        .map(|&p| sweep.plan(p, Method::OlI).len())
+        .sum();
+    let bar = bench::progress(total as u64);
+    if !old.rows.is_empty() {
+        eprintln!(
+            "autocoll: resuming: {} points done, {total} to go",
+            old.rows.len()
+        );
+    }
+    let saver = Saver::new(old, partial.clone(), bar.clone());
+    Ok((saver, bar, partial))
+}
+
+/// What every rank count's races share: the options and rule, the
+/// simulated machine, and where rows and rounds go.
+struct Racing<'a> {
+    opts: Options,
+    rule: RaceRule,
+    model: Option<&'a Model>,
+    sink: Sink,
+    rounds: RaceSink,
+    saver: &'a Saver,
+}
+
+/// The races still to run on `p` ranks, on threads or in tcp jobs.
+fn race_ranks(
+    a: &Args,
+    sweep: &Sweep,
+    p: usize,
+    r: &Racing,
+    stop: &AtomicBool,
+) -> anyhow::Result<()> {
+    let timeout = Duration::from_secs(a.timeout);
+    let method = sweep.method.unwrap_or(Method::Truth);
+    match a.transport {
+        Transport::Local | Transport::Sim => {
+            let heats = sweep.heats(p, method);
+            let setup = race::Setup {
+                heats: &heats,
+                method,
+                opts: r.opts,
+                rule: r.rule,
+                saved: &sweep.saved,
+                stop,
+                quiet: false,
+                per_job: 0,
+            };
+            let ranks = bench::Ranks { p, sim: r.model };
+            let told = bench::Told {
+                rows: &*r.sink,
+                rounds: &*r.rounds,
+            };
+            race_local(ranks, &setup, timeout, &told)
+        }
+        Transport::Tcp => {
+            let heats = sweep.heats(p, method);
+            let sinks = (&r.sink, &r.rounds, r.saver);
+            race_tcp(p, a, &heats, sinks, stop)
+        }
+        Transport::Mpi => unreachable!("refused by refuse_mpi"),
+    }
+}
+
+/// `--against`: this sweep's winners judged by the other sweeps' figures,
+/// printed, and with `--differing` the points apart written.
+fn judge_against(a: &Args, rows: &[Row], elapsed: f64) -> Result<(), Failure> {
+    let (theirs, seconds) = load_against(&a.against)?;
+    let verdict = judge::Verdict {
+        points: judge::judge(rows, &theirs, a.racing.tolerance),
+        tolerance: a.racing.tolerance,
+        seconds: (elapsed, seconds),
+    };
+    say!("{verdict}");
+    if let Some(path) = &a.differing {
+        autocoll::files::write_atomic(path, verdict.differing().as_bytes())
+            .map_err(|e| Failure::Run(e.into()))?;
+    }
+    Ok(())
 }
 
 /// The rows to judge by, from one file or pooled from several jobs'
