@@ -48,10 +48,9 @@ pub fn impls(text: &str) -> Result<Option<Vec<Implementation>>, Failure> {
 /// `--tree-file FILE`, shared by `bench`, `check`, `tune` and `adapt`.
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct TreeFileArg {
-    /// A tree as the parent rank of every rank, one a line, the root's
-    /// `-` (docs/formats.md); it runs as `<op>:user:parents=…`, beside
-    /// --impl's implementations (without --impl, alone). -n and --root
-    /// default to its ranks and its root.
+    /// A tree as every rank's parent, one a line, the root's `-`
+    /// (docs/formats.md), run as `<op>:user:parents=…` beside --impl's
+    /// (alone without --impl); -n and --root default to its ranks and root.
     #[arg(long, value_name = "FILE")]
     pub tree_file: Option<PathBuf>,
 }

@@ -5,11 +5,9 @@
 //! past a trim threshold that moves with it. A message of a MiB is an
 //! allocation of a MiB on the receiving side, so whether each call paid
 //! fresh pages (a fault per 4 KiB page, every call) depended on what the
-//! process had allocated and freed before: on 2 tcp ranks a 1 MiB reduce
-//! took 1.2–1.8 ms while the thresholds were low and 0.30–0.36 ms once a
-//! freed block had moved them, so in `bench` the first candidate measured
-//! ran 4× slower than the same one measured next (issue 20). Fixed
-//! thresholds make every candidate meet the same heap. Only the command
+//! process had allocated and freed before, and the first candidate `bench`
+//! measured could run several times slower than the same one measured
+//! next. Fixed thresholds make every candidate meet the same heap. Only the command
 //! does this: a program that links autocoll keeps its own settings.
 
 /// Serves allocations up to 32 MiB (glibc's largest threshold on 64-bit)

@@ -23,11 +23,9 @@ pub struct Placement {
     /// e.g. `ip netns exec {host}` or `ssh {host}`. Needs --hostfile.
     #[arg(long)]
     pub agent: Option<String>,
-    /// Which ranks bind themselves to one core, round robin over their
-    /// machine's cores: `auto`, those of a machine with more ranks than
-    /// cores (there, which ranks share a core decides which tree is
-    /// faster); `core`, all; `none`, none; or a list of cores (`0,1,1,0`),
-    /// the k-th rank of a machine on the (k mod length)-th.
+    /// Ranks bound to one core, round robin: `auto`, on a machine with more
+    /// ranks than cores (sharing one decides which tree is faster); `core`,
+    /// all; `none`; or a list `0,1,1,0`, a machine's k-th rank on its k mod 4th.
     #[arg(long, default_value = "auto", value_name = "auto|core|none|LIST")]
     pub bind_to: BindTo,
 }

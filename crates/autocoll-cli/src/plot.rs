@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 use autocoll::measure::Method;
 use autocoll::select::format_bytes;
 use autocoll::Collective;
+use autocoll_tune::row::Row;
 use plotters::coord::combinators::BindKeyPoints;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
-use crate::bench::Row;
 pub(crate) use autocoll_analyze::plot::{legend, PALETTE};
 
 /// Dash and gap lengths (pixels) of a method's line; `None` is solid.

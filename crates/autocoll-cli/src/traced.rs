@@ -13,10 +13,9 @@ use crate::Failure;
 /// The `--trace` option.
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct TraceArg {
-    /// Record every rank's stages of every call into DIR, one file per
-    /// rank (`rank-NNNNN.trace`; with several -n, under `DIR/nP` per job
-    /// size). AUTOCOLL_TRACE_EVENTS sizes each rank's buffer (default 1M
-    /// events, 16 MiB); when it is full the oldest calls are dropped.
+    /// Record every rank's stages of every call into DIR, `rank-NNNNN.trace`
+    /// (under `DIR/nP` with several -n); AUTOCOLL_TRACE_EVENTS sizes a rank's
+    /// buffer (default 1M events, 16 MiB), the oldest calls dropped when full.
     #[arg(long, value_name = "DIR")]
     pub trace: Option<PathBuf>,
 }

@@ -4,14 +4,7 @@
 
 mod support;
 
-use support::autocoll;
-
-fn tempdir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("autocoll-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use support::{autocoll, tempdir};
 
 /// Three series of the same calls, identity untouched, each balancer's
 /// table a permutation that keeps the root, and the totals the sums of

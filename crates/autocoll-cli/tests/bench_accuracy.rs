@@ -1,4 +1,4 @@
-//! Issue 4: `ol-i` agrees with the shared-clock `truth` for bcast at 4
+//! `ol-i` agrees with the shared-clock `truth` for bcast at 4
 //! ranks and 64 KiB over tcp, for the chain, backward-chain, binomial and
 //! flat trees, within 25% (the benchmark's target is 10%; the README has
 //! the measured errors). It checks agreement, not speed.
@@ -29,9 +29,7 @@ const TREES: [&str; 4] = [
 #[test]
 fn ol_i_agrees_with_truth_over_tcp_on_an_emulated_cluster() {
     if let Some(reason) = cannot_make_clusters() {
-        eprintln!(
-            "SKIPPED ol_i_agrees_with_truth_over_tcp_on_an_emulated_cluster: {reason}"
-        );
+        eprintln!("SKIPPED ol_i_agrees_with_truth_over_tcp_on_an_emulated_cluster: {reason}");
         return;
     }
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));

@@ -1,4 +1,4 @@
-//! Issue 20: `bench` says when its figures cannot be trusted: it names the
+//! `bench` says when its figures cannot be trusted: it names the
 //! methods whose premise the machine breaks, flags their rows in every
 //! output, and measures the methods of `--compare-truth` interleaved, so
 //! that the error against the truth comes with its spread over pairs of
@@ -68,7 +68,7 @@ fn compare_truth_pairs_the_methods_and_flags_crowded_figures() {
     );
 }
 
-/// Issue 20: `bench --best` races the candidates as `tune` does and shows
+/// `bench --best` races the candidates as `tune` does and shows
 /// only each point's winner; the JSON keeps every candidate, marked.
 #[test]
 fn bench_best_shows_the_winner_of_a_race() {

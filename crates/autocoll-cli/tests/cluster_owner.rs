@@ -1,7 +1,6 @@
 //! A cluster whose owner has ended is taken down by the next `cluster up`:
 //! a killed test cannot run its own `cluster down`, and its namespaces
-//! would otherwise stay until the next reboot (three such sets were found
-//! on the development machine, from runs killed at a stop).
+//! would otherwise stay until the next reboot.
 //!
 //! Needs root, as every cluster does; without it, it says why and does
 //! nothing (CI runs as root, so there it runs).

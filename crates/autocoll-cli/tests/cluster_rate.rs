@@ -122,8 +122,7 @@ fn mpi_stream(dir: &Path, from: &str, to: &str, mb: f64) -> f64 {
 }
 
 /// The fastest of up to three streams, stopping at the first within the
-/// tolerance. Other work on a shared 2-core machine can only slow a stream
-/// (CI once saw 80 Mbit/s on a 100 Mbit/s link while builds ran), never
+/// tolerance. Other work on a shared machine can only slow a stream, never
 /// push it past the link's `tbf` rate: a stream above the spec fails at
 /// once, one below it gets two more tries.
 fn fastest_of_three(want: f64, mut stream: impl FnMut() -> f64) -> f64 {

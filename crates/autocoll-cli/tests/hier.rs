@@ -1,4 +1,4 @@
-//! Issue 16: trees that follow the cluster. `hier` over tcp processes
+//! Trees that follow the cluster. `hier` over tcp processes
 //! placed on several hosts (names that all stand for 127.0.0.1) and over
 //! local threads laid out by a hostfile, and trees read from a file.
 //!

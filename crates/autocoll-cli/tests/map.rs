@@ -1,4 +1,4 @@
-//! `autocoll map` (issue 19): the command on a cluster spec and on a
+//! `autocoll map`: the command on a cluster spec and on a
 //! topology file, the files it writes, `autocoll launch` placing ranks by
 //! its hostfile, and bad input.
 
@@ -352,9 +352,8 @@ fn mpirun_places_every_rank_on_the_host_of_the_rankfile() {
     let hosts = first_hosts(&dir.join("map.json"));
     assert_eq!(hosts[0], hosts[15], "{hosts:?}");
     // Open MPI's daemons on the emulated hosts share one hostname and
-    // /tmp, and one now and then fails to make its session directory (the
-    // experiments saw 3 in 250 jobs): a job that fails to start is tried
-    // again, twice.
+    // /tmp, and one now and then fails to make its session directory: a
+    // job that fails to start is tried again, twice.
     let run = || {
         Command::new(cluster.dir().join("mpirun"))
             .arg("--rankfile")

@@ -1,4 +1,4 @@
-//! `autocoll mpirun` (issue 18): an unmodified C MPI program, built here
+//! `autocoll mpirun`: an unmodified C MPI program, built here
 //! with mpicc, run under Open MPI's mpirun with the interposition library
 //! preloaded. Needs mpicc (without it the test says SKIPPED) and the
 //! library, which a test cannot build: `AUTOCOLL_MPI_LIB`, else
@@ -78,13 +78,11 @@ fn mpirun_preloads_the_library() {
         .output()
         .is_ok_and(|o| o.status.success())
     {
-        eprintln!(
-            "SKIPPED mpirun_preloads_the_library: needs mpicc (Debian: libopenmpi-dev)"
-        );
+        eprintln!("SKIPPED mpirun_preloads_the_library: needs mpicc (Debian: libopenmpi-dev)");
         return;
     }
     let lib = library();
-    let dir = std::env::temp_dir().join(format!("autocoll-issue18-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("autocoll-mpirun-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let source = dir.join("sum.c");
     let program = dir.join("sum");
@@ -129,7 +127,7 @@ fn mpirun_preloads_the_library() {
 #[test]
 fn mpirun_passes_on_the_exit_status_of_mpirun() {
     let lib = library();
-    let dir = std::env::temp_dir().join(format!("autocoll-issue18-status-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("autocoll-mpirun-status-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     // A stand-in mpirun: Open MPI's --version, then the status its
     // arguments end with, and its arguments on stdout.

@@ -1,4 +1,4 @@
-//! Issue 20, part 3: the sim transport through the command. `bench` and
+//! The sim transport through the command. `bench` and
 //! `tune` run the real collective code on virtual time at scales this
 //! machine cannot run; `sim fit` turns two-rank results into a model and
 //! `sim compare` sets predictions beside measurements.

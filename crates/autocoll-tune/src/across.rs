@@ -12,26 +12,14 @@
 //! here.
 
 use autocoll::measure::{Method, Summary};
-use serde::{Deserialize, Serialize};
 
-use crate::race::paired_with;
+use crate::mark::Across;
+use crate::row::Row;
 use crate::table::winners;
-use crate::Row;
 
 /// Rounds of each job of the two finalists: sixty repetitions, a second
 /// or less at the sizes tuned here.
 pub const ROUNDS: usize = 30;
-
-/// A finalist's time over its rival's in the jobs that settled the final.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Across {
-    /// Jobs that measured both.
-    pub jobs: usize,
-    /// The median over the jobs of this one's median over its rival's.
-    pub ratio: f64,
-    /// The smallest and largest job's ratio.
-    pub range: [f64; 2],
-}
 
 /// Jobs after which a race decided without a final is settled all the
 /// same ([`finalists`]): its first job runs two rounds and each after it
@@ -92,7 +80,7 @@ pub fn ratio(rows: &[Row], a: &str, b: &str, method: Method) -> Option<f64> {
     let paired = rows
         .iter()
         .filter(|r| r.imp == a)
-        .find_map(|r| paired_with(r, b))
+        .find_map(|r| r.paired_with(b))
         .map(|p| p.ratio)
         .filter(|x| *x > 0.0);
     if paired.is_some() {
@@ -199,7 +187,7 @@ pub fn settle(rows: &mut [Row], a: &str, b: &str, ratios: &[f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::race::{Mark, Paired};
+    use crate::mark::{Mark, Paired};
     use autocoll::measure::race::Ending;
 
     fn row(imp: &str, median: f64, paired: Option<&str>) -> Row {

@@ -24,12 +24,14 @@ pub enum Error {
         source: serde_json::Error,
     },
     /// A progress file of another schema (another version's).
-    #[error("{}: unsupported schema `{found}` (this autocoll reads {})", path.display(), crate::partial::SCHEMA)]
+    #[error("{}: unsupported schema `{found}` (this autocoll reads {expected})", path.display())]
     Schema {
         /// The file.
         path: PathBuf,
         /// The schema it names.
         found: String,
+        /// The schema this version reads.
+        expected: &'static str,
     },
     /// A race's tolerance outside [0, 1).
     #[error("{0} must lie in [0, 1): a share of the best's time")]

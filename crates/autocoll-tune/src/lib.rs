@@ -5,6 +5,7 @@
 //! are defined once in the glossary of `docs/tuning.md`.
 //!
 //! Layers, each using only those above it in this list:
+//! - [`mark`]: a raced row's part in its race;
 //! - [`row`]: a measured [`Row`], the unit every other part reads;
 //! - [`race`]: a point's candidates raced on a communicator, the slower
 //!   dropped ([`autocoll::measure::race`] decides; this runs it over a
@@ -66,6 +67,7 @@
 pub mod across;
 mod error;
 pub mod judge;
+pub mod mark;
 pub mod partial;
 pub mod race;
 pub mod row;

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::Error;
 use crate::race::Saved;
-use crate::{Error, Row};
+use crate::row::Row;
 
 /// Schema of the progress file.
 pub const SCHEMA: &str = "autocoll.tune-partial/1";
@@ -65,6 +66,7 @@ pub fn load(path: &Path) -> Result<Partial, Error> {
         return Err(Error::Schema {
             path: path.to_owned(),
             found: doc.schema,
+            expected: SCHEMA,
         });
     }
     Ok(doc)

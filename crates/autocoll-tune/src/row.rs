@@ -6,7 +6,7 @@
 use autocoll::measure::{Flag, Measurement, Method, Point};
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::race::Mark;
+use crate::mark::{Mark, Paired};
 
 /// JSON has no NaN (a statistic of no kept repetition): it travels as null.
 fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
@@ -128,6 +128,13 @@ impl Row {
             self.flags.push(flag);
             self.flags.sort();
         }
+    }
+
+    /// Its time over `rival`'s paired by round, if its sweep paired them
+    /// (a race's final, or a duel).
+    pub fn paired_with(&self, rival: &str) -> Option<&Paired> {
+        let p = self.race.as_ref()?.paired.as_ref()?;
+        (p.against == rival && p.ratio.is_finite()).then_some(p)
     }
 
     /// The flags as one word: `drift+wide`, empty when clean.

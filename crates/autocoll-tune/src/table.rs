@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use autocoll::select::{format_bytes, Rule, Table};
 use autocoll::{Collective, Implementation};
 
-use crate::{Error, Row};
+use crate::error::Error;
+use crate::row::Row;
 
 /// Upper end of the last size range: sizes above the largest measured one
 /// get its winner (a range must end somewhere; 1G keeps exports readable).

@@ -128,16 +128,13 @@ fn a_late_rank_on_threads_is_found_as_the_source_for_binomial_chain_and_hier() {
 /// that the collectives make this imbalance themselves: it spends no
 /// longer between calls than the others.
 ///
-/// Which rank leaves last is the scheduler's choice on 2 cores with 8
-/// threads: rank 7 in most runs, rank 6 in some (53% of calls once; in
-/// every call with 512 KiB vectors, the sender's copy outlasting the
-/// receiver's wake-up), rank 5 once in CI with other tests beside it. So
-/// the source is checked against the recording itself: the rank named
-/// must enter late and leave late in the raw events, counted here without
-/// the analysis. Once in CI the scheduler split the last place between
-/// ranks 6 and 7, none last in most calls, and the analysis said so
-/// rightly ("the subtree of rank 5"): such a recording is made again, up
-/// to three times, until one rank leads.
+/// Which rank leaves last is the scheduler's choice when threads
+/// outnumber cores, and changes from run to run. So the source is checked
+/// against the recording itself: the rank named must enter late and leave
+/// late in the raw events, counted here without the analysis. Where the
+/// scheduler splits the last place between two ranks, none last in most
+/// calls, the analysis rightly names their subtree: such a recording is
+/// made again, up to three times, until one rank leads.
 #[test]
 fn an_imbalance_the_tree_makes_itself_is_told_from_the_programs() {
     let dir = scratch("chain-itself");

@@ -10,9 +10,11 @@ use autocoll::measure::race::Rule;
 use autocoll::measure::{Machines, Method, Options};
 use autocoll::Communicator;
 use autocoll_tune::race::{self, Report, Saved, Setup};
+use autocoll_tune::row::Row;
 
+use super::args::{Args, Transport};
 use super::plan::{Planned, Subject};
-use super::{machine_notes, note, Args, Row, Transport};
+use super::report::{machine_notes, note};
 use crate::Failure;
 
 /// A race's reports as the command gives them: rows and rounds to the

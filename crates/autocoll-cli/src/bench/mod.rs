@@ -12,161 +12,52 @@
 //! implementations of that size: interleaved, so that a drift of the
 //! machine over the run affects both alike.
 //!
-//! This file holds the arguments, their checks and the wiring; `plan`
-//! builds the points of the sweep, `run` runs them on every rank and
-//! `rows` prints and writes the results.
+//! This file holds the wiring; `args` holds the arguments and their
+//! checks, `plan` builds the points of the sweep, `run` runs them on every
+//! rank, `report` carries what ranks tell the user and the launching
+//! process, and `rows` prints and writes the results.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use autocoll::measure::race::Rule;
 use autocoll::measure::{Method, Options};
-use autocoll::select::parse_bytes;
 use autocoll::sim::Model;
 use autocoll::Collective;
+use indicatif::ProgressBar;
 
-use crate::launch::{self, Placement};
-use crate::traced::TraceArg;
-use crate::{args, baseline, Failure};
-
+use crate::launch;
 use crate::out::say;
-pub(crate) use best::Told;
-use plan::{plan, Sweep};
-pub(crate) use plan::{plan_ours, sizes, Planned, Subject};
-pub(crate) use rows::{parse_json, Row};
-use rows::{table_header, table_line, write_outputs};
-use run::{as_rank, run_mpi};
-pub(crate) use run::{
-    every_rank_ok, install_ctrl_c, machine_notes, note, progress, run_local, run_tcp, say,
-    RaceSink, Ranks, Report, Sink,
-};
+use crate::{baseline, Failure};
 
+mod args;
 mod best;
 mod plan;
+mod report;
 mod rows;
 mod run;
 
-/// Arguments of `autocoll bench`.
-#[derive(clap::Args)]
-#[command(after_help = "\
-Examples:
-  # two broadcast trees on 2 and 4 threads, 1K to 64K per rank, also as CSV
-  autocoll bench --op bcast --impl bcast:chain,bcast:binomial -n 2,4 --bytes 1K..64K --step 8 --csv bcast.csv
-  # a segmented chain against binomial on 4 processes over tcp, as JSON and an SVG plot
-  autocoll bench --transport tcp --op bcast -n 4 --impl bcast:chain:seg=16K,bcast:binomial \\
-      --bytes 64K..1M --step 4 --json bcast.json --plot bcast.svg")]
-pub struct Args {
-    /// The collective to time.
-    #[arg(long)]
-    op: String,
-    /// Implementation ids (comma list), or `all` for every family with
-    /// segment sizes from 1K up to twice the message size (the default,
-    /// without --tree-file).
-    #[arg(long = "impl")]
-    imp: Option<String>,
-    #[command(flatten)]
-    tree: args::TreeFileArg,
-    /// Ranks: `4`, a list `2,4,8` or a range `2..16` (default 4). Under
-    /// `--transport mpi` mpirun decides; a given `-n` must agree with it.
-    #[arg(short = 'n')]
-    ranks: Option<String>,
-    /// Bytes per rank: a list (K, M suffixes) or a range `1K..8M` stepping
-    /// by ×--step; rounded down to whole elements (f64 for reductions).
-    #[arg(long, default_value = "64K")]
-    bytes: String,
-    /// Factor between the sizes of a --bytes range.
-    #[arg(long, default_value_t = 2)]
-    step: usize,
-    /// Root of rooted collectives (default 0, or the tree file's root).
-    #[arg(long)]
-    root: Option<usize>,
-    /// Methods (comma list): send-latency, rounds, barrier, ack, ol-i, truth.
-    #[arg(long, default_value = "ol-i")]
-    method: String,
-    /// Also run `truth` at every point and report each method's signed
-    /// relative error against it (of the medians).
-    #[arg(long)]
-    compare_truth: bool,
-    /// Race each point's candidates as `tune` does (the clearly slower
-    /// dropped; docs/tuning.md) and show only the winner; the JSON and CSV
-    /// keep every candidate, marked. One method; not under mpi.
-    #[arg(long)]
-    best: bool,
-    #[command(flatten)]
-    racing: crate::args::Racing,
-    #[command(flatten)]
-    stats: crate::args::Repeat,
-    /// Where the ranks run.
-    #[arg(long, value_enum, default_value_t = Transport::Local)]
-    transport: Transport,
-    #[command(flatten)]
-    model: ModelArg,
-    /// Also time the MPI library's own collective (`<op>:mpi`) at every
-    /// size, with the same method, between autocoll's (--transport mpi).
-    #[arg(long)]
-    baseline: bool,
-    /// Make Open MPI's tuned component run its algorithm N for the
-    /// baseline (`coll_tuned_<op>_algorithm`); rows `<op>:mpi:alg=N`.
-    /// With 0 or left out, Open MPI chooses.
-    #[arg(long, value_name = "N")]
-    baseline_alg: Option<u32>,
-    /// With --baseline-alg: the forced algorithm's segment size
-    /// (`coll_tuned_<op>_algorithm_segmentsize`; Open MPI's default is 0,
-    /// unsegmented); rows `<op>:mpi:alg=N:seg=S`.
-    #[arg(long, value_name = "BYTES")]
-    baseline_seg: Option<String>,
-    /// Where the ranks of a tcp run start (passed to the launcher).
-    #[command(flatten)]
-    placement: Placement,
-    /// Seconds a rank waits for a peer before giving up.
-    #[arg(long, default_value_t = 30)]
-    timeout: u64,
-    /// Write every result, with its raw repetitions, as JSON.
-    #[arg(long)]
-    json: Option<PathBuf>,
-    /// Write the results (without raw repetitions) as CSV.
-    #[arg(long)]
-    csv: Option<PathBuf>,
-    /// Draw time against message size (or ranks, for one size) as SVG.
-    #[arg(long)]
-    plot: Option<PathBuf>,
-    #[command(flatten)]
-    trace: TraceArg,
-}
+pub use args::Args;
+use args::{check_baseline, check_options, is_mpi_rank, methods};
+pub(crate) use args::{check_placement, check_sweep, refuse_mpi, refuse_sim, ModelArg, Transport};
+pub(crate) use autocoll_tune::row::Row;
+pub(crate) use best::Told;
+use plan::{plan, Sweep};
+pub(crate) use plan::{plan_ours, sizes, Planned, Subject};
+pub(crate) use report::{progress, run_tcp, say, RaceSink, Report, Sink};
+pub(crate) use rows::parse_json;
+use rows::{finish, table_header, table_line};
+use run::{as_rank, run_mpi};
+pub(crate) use run::{every_rank_ok, install_ctrl_c, run_local, Ranks};
 
-/// Transports `bench` can run on.
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Transport {
-    /// Every rank a thread of this process.
-    Local,
-    /// Every rank a process, started by `autocoll launch`.
-    Tcp,
-    /// Every process `mpirun` started is a rank (build with `--features
-    /// mpi`); rank 0 reports.
-    Mpi,
-    /// Every rank a thread of this process on virtual time: the machine
-    /// of `--model` (docs/sim.md), at any number of ranks.
-    Sim,
-}
-
-impl Transport {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Transport::Local => "local",
-            Transport::Tcp => "tcp",
-            Transport::Mpi => "mpi",
-            Transport::Sim => "sim",
-        }
-    }
-}
-
+/// Runs `autocoll bench` with the arguments `a`.
 pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
     let op: Collective =
         a.op.parse()
             .map_err(|e| Failure::Usage(format!("--op: {e}")))?;
-    let tree = args::TreeFile::load(&a.tree)?;
+    let tree = crate::args::TreeFile::load(&a.tree)?;
     if let Some(t) = &tree {
         a.ranks.get_or_insert_with(|| t.size().to_string());
         a.root.get_or_insert(t.root());
@@ -178,25 +69,10 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
         baseline::force(op, forced)?;
     }
     let methods = methods(&a.method, a.compare_truth)?;
-    let ranks = args::ranks(a.ranks.as_deref().unwrap_or("4"))?;
-    let sizes = sizes(op, &args::bytes(&a.bytes, a.step)?);
-    let impls = args::Chosen::new(a.imp.as_deref(), tree.as_ref(), &[op])?;
-    if let Some(bad) = impls.named.iter().find(|i| i.op != op) {
-        return Err(Failure::Usage(format!(
-            "--impl {bad} is not an implementation of --op {op}"
-        )));
-    }
-    // Under mpi the job's size is known once MPI has started (run_mpi).
-    if op.rooted() && a.transport != Transport::Mpi {
-        if let Some(&p) = ranks.iter().find(|&&p| root >= p) {
-            return Err(Failure::Usage(format!(
-                "--root {root} is not a rank of a {p}-rank job"
-            )));
-        }
-    }
-    if let Some(t) = &tree {
-        t.check(&ranks, &[op], root)?;
-    }
+    let ranks = crate::args::ranks(a.ranks.as_deref().unwrap_or("4"))?;
+    let sizes = sizes(op, &crate::args::bytes(&a.bytes, a.step)?);
+    let impls = crate::args::Chosen::new(a.imp.as_deref(), tree.as_ref(), &[op])?;
+    check_points(&a, op, &impls, &ranks, tree.as_ref())?;
     check_options(&a)?;
     a.trace.check()?;
     let model = a.model.load(a.transport)?;
@@ -211,10 +87,6 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
         baseline: a.baseline.then(|| baseline::id(op, forced)),
     };
     let plans: Vec<(usize, Vec<Planned>)> = ranks.iter().map(|&p| (p, plan(&sweep))).collect();
-    let total: usize = plans
-        .iter()
-        .map(|(_, pl)| pl.iter().map(|x| x.methods.len()).sum::<usize>())
-        .sum();
     let stop = Arc::new(AtomicBool::new(false));
     install_ctrl_c(stop.clone());
     if a.transport == Transport::Tcp && launch::is_rank() {
@@ -223,43 +95,71 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
     if a.transport == Transport::Mpi {
         return run_mpi(&a, &sweep, &opts, &stop);
     }
+    run_plans(&a, op, &plans, model.as_ref(), &opts, race, &stop)
+}
+
+/// Refuses implementations of another collective than `op`, and a root
+/// or a tree file that does not fit the rank counts.
+fn check_points(
+    a: &Args,
+    op: Collective,
+    impls: &crate::args::Chosen,
+    ranks: &[usize],
+    tree: Option<&crate::args::TreeFile>,
+) -> Result<(), Failure> {
+    let root = a.root.unwrap_or(0);
+    if let Some(bad) = impls.named.iter().find(|i| i.op != op) {
+        return Err(Failure::Usage(format!(
+            "--impl {bad} is not an implementation of --op {op}"
+        )));
+    }
+    // Under mpi the job's size is known once MPI has started (run_mpi).
+    if op.rooted() && a.transport != Transport::Mpi {
+        if let Some(&p) = ranks.iter().find(|&&p| root >= p) {
+            return Err(Failure::Usage(format!(
+                "--root {root} is not a rank of a {p}-rank job"
+            )));
+        }
+    }
+    if let Some(t) = tree {
+        t.check(ranks, &[op], root)?;
+    }
+    Ok(())
+}
+
+/// Runs every rank count's plan from this process (threads, or a tcp job
+/// it launches), showing rank 0's rows as they come, then writes the
+/// outputs of those that finished.
+fn run_plans(
+    a: &Args,
+    op: Collective,
+    plans: &[(usize, Vec<Planned>)],
+    model: Option<&Model>,
+    opts: &Options,
+    race: Option<(Method, Rule)>,
+    stop: &AtomicBool,
+) -> Result<ExitCode, Failure> {
+    let total: usize = plans
+        .iter()
+        .map(|(_, pl)| pl.iter().map(|x| x.methods.len()).sum::<usize>())
+        .sum();
     let bar = progress(total as u64);
     let rows = Arc::new(Mutex::new(Vec::<Row>::new()));
-    let sink: Sink = {
-        let (bar, rows, only_best) = (bar.clone(), rows.clone(), a.best);
-        Arc::new(move |batch: Vec<Row>| {
-            // The table goes to stdout, the bar to stderr (hidden when it
-            // is not a terminal); suspending the bar keeps the two apart.
-            bar.suspend(|| {
-                let shown: Vec<&Row> = match only_best {
-                    true => best::winner(&batch).into_iter().collect(),
-                    false => batch.iter().collect(),
-                };
-                for row in shown {
-                    say!("{}", table_line(row));
-                }
-            });
-            bar.inc(batch.len() as u64);
-            rows.lock().unwrap_or_else(|p| p.into_inner()).extend(batch);
-        })
-    };
+    let sink = table_sink(bar.clone(), rows.clone(), a.best);
     say!("{}", table_header());
     let timeout = Duration::from_secs(a.timeout);
     let hosts = Arc::new(Mutex::new(vec!["localhost".to_string()]));
     let mut outcome = Ok(());
-    for (p, plan) in &plans {
+    for (p, plan) in plans {
         if stop.load(Ordering::Relaxed) {
             break;
         }
         outcome = match a.transport {
             Transport::Local | Transport::Sim => {
                 let trace = a.trace.dir(*p, plans.len());
-                let ranks = Ranks {
-                    p: *p,
-                    sim: model.as_ref(),
-                };
+                let ranks = Ranks { p: *p, sim: model };
                 let trace = trace.as_deref();
-                run_local(ranks, plan, &opts, race, timeout, trace, &stop, &*sink)
+                run_local(ranks, plan, opts, race, timeout, trace, stop, &*sink)
             }
             Transport::Tcp => run_tcp(
                 *p,
@@ -279,198 +179,25 @@ pub fn run(mut a: Args) -> Result<ExitCode, Failure> {
     bar.finish_and_clear();
     let rows = std::mem::take(&mut *rows.lock().unwrap_or_else(|p| p.into_inner()));
     let hosts = hosts.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    finish(&a, op, &rows, hosts, outcome, &stop)
+    finish(a, op, &rows, hosts, outcome, stop)
 }
 
-/// Writes the outputs of the results that finished, then reports the run.
-pub(super) fn finish(
-    a: &Args,
-    op: Collective,
-    rows: &[Row],
-    hosts: Vec<String>,
-    outcome: anyhow::Result<()>,
-    stop: &AtomicBool,
-) -> Result<ExitCode, Failure> {
-    if stop.load(Ordering::Relaxed) {
-        eprintln!(
-            "autocoll: interrupted; writing the {} results that finished",
-            rows.len()
-        );
-    }
-    write_outputs(a, op, rows, hosts)?;
-    outcome.map_err(Failure::Run)?;
-    Ok(if stop.load(Ordering::Relaxed) {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
+/// Where a point's rows go: a table line each (only the winner's with
+/// `only_best`), a step of the bar, and into `rows`.
+fn table_sink(bar: ProgressBar, rows: Arc<Mutex<Vec<Row>>>, only_best: bool) -> Sink {
+    Arc::new(move |batch: Vec<Row>| {
+        // The table goes to stdout, the bar to stderr (hidden when it
+        // is not a terminal); suspending the bar keeps the two apart.
+        bar.suspend(|| {
+            let shown: Vec<&Row> = match only_best {
+                true => best::winner(&batch).into_iter().collect(),
+                false => batch.iter().collect(),
+            };
+            for row in shown {
+                say!("{}", table_line(row));
+            }
+        });
+        bar.inc(batch.len() as u64);
+        rows.lock().unwrap_or_else(|p| p.into_inner()).extend(batch);
     })
-}
-
-/// True in a process of an mpi run (every one is a rank).
-fn is_mpi_rank(a: &Args) -> bool {
-    a.transport == Transport::Mpi
-}
-
-/// Refuses baseline options that cannot apply; returns the algorithm to
-/// force, if any.
-fn check_baseline(a: &Args, op: Collective) -> Result<Option<baseline::Forced>, Failure> {
-    if a.baseline && a.transport != Transport::Mpi {
-        return Err(Failure::Usage(format!(
-            "--baseline times the MPI library's collective: it needs --transport mpi (not {})",
-            a.transport.name()
-        )));
-    }
-    if a.baseline_alg.is_some() && !a.baseline {
-        return Err(Failure::Usage(
-            "--baseline-alg chooses the baseline's algorithm: give --baseline too".into(),
-        ));
-    }
-    let alg = a.baseline_alg.filter(|&n| n > 0);
-    let seg = match (&a.baseline_seg, alg) {
-        (None, _) => None,
-        (Some(_), None) => {
-            return Err(Failure::Usage(
-                "--baseline-seg is the segment size of a forced algorithm: give --baseline-alg N (N ≥ 1) too".into(),
-            ))
-        }
-        (Some(text), Some(_)) => Some(
-            parse_bytes(text).map_err(|e| Failure::Usage(format!("--baseline-seg: {e}")))?,
-        ),
-    };
-    let forced = alg.map(|alg| baseline::Forced { alg, seg });
-    if let Some(f) = forced {
-        baseline::mca_env(op, f)?;
-    }
-    let names_library = |i: &String| i.ends_with(":mpi") || i.contains(":mpi:");
-    if let Some(imp) = &a.imp {
-        if args::impls(imp).is_err() && args::split("--impl", imp)?.iter().any(names_library) {
-            return Err(Failure::Usage(format!(
-                "--impl {imp}: the MPI library's collective is not an autocoll implementation; time it with --baseline"
-            )));
-        }
-    }
-    Ok(forced)
-}
-
-/// Refuses option combinations that cannot run.
-fn check_options(a: &Args) -> Result<(), Failure> {
-    check_sweep(a.transport, &a.placement, &a.stats.options())
-}
-
-/// `tune` and `adapt` run their ranks as threads or through the launcher;
-/// under mpirun only `bench` and `check` run for now.
-pub(crate) fn refuse_mpi(command: &str, transport: Transport) -> Result<(), Failure> {
-    if transport == Transport::Mpi {
-        return Err(Failure::Usage(format!(
-            "{command} runs on --transport local or tcp; --transport mpi is for bench and check"
-        )));
-    }
-    Ok(())
-}
-
-/// `adapt` and `balance` watch a running job's real time; virtual time
-/// has nothing for them to adapt to.
-pub(crate) fn refuse_sim(command: &str, transport: Transport) -> Result<(), Failure> {
-    if transport == Transport::Sim {
-        return Err(Failure::Usage(format!(
-            "{command} runs on --transport local or tcp; --transport sim is for bench and tune"
-        )));
-    }
-    Ok(())
-}
-
-/// The simulated machine of `--transport sim`.
-#[derive(clap::Args, Clone, Debug, Default)]
-pub(crate) struct ModelArg {
-    /// With --transport sim: the machine's model, a TOML file that
-    /// `autocoll sim fit` writes (default: the emulated star8 cluster's).
-    #[arg(long, value_name = "FILE")]
-    pub(crate) model: Option<PathBuf>,
-}
-
-impl ModelArg {
-    /// The model under `--transport sim`; refuses `--model` elsewhere.
-    pub(crate) fn load(&self, transport: Transport) -> Result<Option<Model>, Failure> {
-        match (transport, &self.model) {
-            (Transport::Sim, Some(path)) => Model::load(path)
-                .map(Some)
-                .map_err(|e| Failure::Usage(e.to_string())),
-            (Transport::Sim, None) => Ok(Some(Model::default())),
-            (_, Some(_)) => Err(Failure::Usage(
-                "--model describes the simulated machine: use it with --transport sim".into(),
-            )),
-            (_, None) => Ok(None),
-        }
-    }
-}
-
-/// `--hostfile` and `--agent` only make sense for the launcher.
-pub(crate) fn check_placement(transport: Transport, placement: &Placement) -> Result<(), Failure> {
-    let placed = placement.hostfile.is_some() || placement.agent.is_some();
-    if placed && transport != Transport::Tcp {
-        return Err(Failure::Usage(
-            "--hostfile and --agent go to the launcher: use them with --transport tcp".into(),
-        ));
-    }
-    Ok(())
-}
-
-/// Refuses sweep settings that cannot run (shared with `tune`).
-pub(crate) fn check_sweep(
-    transport: Transport,
-    placement: &Placement,
-    a: &Options,
-) -> Result<(), Failure> {
-    check_placement(transport, placement)?;
-    // Written so that NaN is refused too.
-    if a.rse.is_nan() || a.rse <= 0.0 {
-        return Err(Failure::Usage(format!(
-            "--rse {} must be above 0 (e.g. 0.03)",
-            a.rse
-        )));
-    }
-    if a.calls == 0 || a.max_reps == 0 {
-        return Err(Failure::Usage(
-            "--calls and --max-reps must be at least 1".into(),
-        ));
-    }
-    if a.min_reps > a.max_reps {
-        return Err(Failure::Usage(format!(
-            "--min-reps {} is above --max-reps {}",
-            a.min_reps, a.max_reps
-        )));
-    }
-    Ok(())
-}
-
-/// The methods asked for, with `truth` first when comparing against it.
-fn methods(text: &str, compare_truth: bool) -> Result<Vec<Method>, Failure> {
-    let mut out: Vec<Method> = Vec::new();
-    for item in args::split("--method", text)? {
-        let m: Method = item
-            .parse()
-            .map_err(|e| Failure::Usage(format!("--method: {e}")))?;
-        if !out.contains(&m) {
-            out.push(m);
-        }
-    }
-    if compare_truth {
-        out.retain(|&m| m != Method::Truth);
-        out.insert(0, Method::Truth);
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn methods_parse_and_truth_comes_first_when_compared() {
-        let m = methods("ol-i,rounds,ol-i", true).ok().unwrap();
-        assert_eq!(m, vec![Method::Truth, Method::OlI, Method::Rounds]);
-        assert!(
-            matches!(methods("ol-j", false), Err(Failure::Usage(e)) if e.contains("unknown method `ol-j`"))
-        );
-    }
 }

@@ -5,8 +5,8 @@
 
 use autocoll::measure::{self, Baseline, Method, Point};
 use autocoll::{Collective, Implementation};
+use autocoll_tune::row::Row;
 
-use super::Row;
 use crate::args::Chosen;
 
 /// One point of the sweep on one rank count, with the methods to run.

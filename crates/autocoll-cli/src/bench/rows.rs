@@ -4,14 +4,16 @@
 //! and an SVG plot. `tune`, `compare` and the plots read the same rows.
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 use autocoll::select::format_bytes;
 use autocoll::Collective;
-pub(crate) use autocoll_tune::Row;
+use autocoll_tune::row::Row;
 use serde_json::json;
 
-use super::Args;
+use super::args::Args;
 use crate::{plot, Failure};
 
 pub(super) fn table_header() -> String {
@@ -56,7 +58,8 @@ pub(super) fn table_line(r: &Row) -> String {
     line.trim_end().to_string()
 }
 
-pub(super) fn write_outputs(
+/// Writes `--json`, `--csv` and `--plot`, those asked for.
+fn write_outputs(
     a: &Args,
     op: Collective,
     rows: &[Row],
@@ -85,6 +88,30 @@ pub(super) fn write_outputs(
         write(path, svg.as_bytes(), "--plot")?;
     }
     Ok(())
+}
+
+/// Writes the outputs of the results that finished, then reports the run.
+pub(super) fn finish(
+    a: &Args,
+    op: Collective,
+    rows: &[Row],
+    hosts: Vec<String>,
+    outcome: anyhow::Result<()>,
+    stop: &AtomicBool,
+) -> Result<ExitCode, Failure> {
+    if stop.load(Ordering::Relaxed) {
+        eprintln!(
+            "autocoll: interrupted; writing the {} results that finished",
+            rows.len()
+        );
+    }
+    write_outputs(a, op, rows, hosts)?;
+    outcome.map_err(Failure::Run)?;
+    Ok(if stop.load(Ordering::Relaxed) {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// The hosts and the rows of a `--json` document (`text`, read from

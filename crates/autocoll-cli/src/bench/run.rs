@@ -1,106 +1,36 @@
 //! Running a plan: every rank runs [`rank_main`], on threads of this
-//! process ([`run_local`]), as processes the launcher started ([`run_tcp`]
+//! process ([`run_local`]), as processes the launcher started (`run_tcp`
 //! and [`as_rank`], rank 0 reporting its rows on lines of its output) or
 //! under mpirun ([`run_mpi`]). A Ctrl-C stops all ranks at the same point.
 
-use std::collections::BTreeSet;
-use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+#[cfg(feature = "mpi")]
+use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::Context;
 use autocoll::check::Native;
 use autocoll::measure::race::Rule;
-use autocoll::measure::{self, Flag, Machines, Measurement, Method, Options, Summary};
+use autocoll::measure::{self, Flag, Measurement, Method, Options, Summary};
 use autocoll::sim::Model;
 use autocoll::{local, Communicator};
-use autocoll_tune::race::Saved;
-use indicatif::{ProgressBar, ProgressStyle};
-use serde::{Deserialize, Serialize};
+use autocoll_tune::row::Row;
 
+use super::args::Args;
+use super::best;
 use super::plan::{plan, Planned, Subject, Sweep};
-use super::rows::Row;
-use super::Args;
+use super::report::{machines, say, Report};
 #[cfg(feature = "mpi")]
-use super::{finish, rows::table_header, rows::table_line};
+use super::rows::{finish, table_header, table_line};
 #[cfg(feature = "mpi")]
 use crate::args;
-use crate::launch::{self, Placement};
+#[cfg(feature = "mpi")]
 use crate::out::say;
 use crate::traced;
 use crate::Failure;
-
-/// Rank 0 of a tcp run hands its reports to the launching process on lines
-/// that start with this.
-pub(crate) const REPORT_LINE: &[u8] = b"@autocoll-bench ";
-
-/// What rank 0 of a tcp run reports.
-#[derive(Serialize, Deserialize)]
-pub(crate) enum Report {
-    /// The host of every rank.
-    Hosts(Vec<String>),
-    /// The results of one point.
-    Rows(Vec<Row>),
-    /// A round of `tune`'s race.
-    Race(Box<Saved>),
-    /// Something the user should read (a warning).
-    Note(String),
-}
-
-/// Where rows go: the table, the progress bar and the results.
-pub(crate) type Sink = Arc<dyn Fn(Vec<Row>) + Send + Sync>;
-
-/// Where each round's race goes.
-pub(crate) type RaceSink = Arc<dyn Fn(Saved) + Send + Sync>;
-
-/// Launches `p` copies of this command over tcp, with `extra` arguments
-/// after its own; rank 0's reported rows go to `sink` as they come, its
-/// races' rounds to `races`.
-pub(crate) fn run_tcp(
-    p: usize,
-    placement: &Placement,
-    timeout: u64,
-    extra: &[OsString],
-    sink: Sink,
-    races: Option<RaceSink>,
-    hosts: Arc<Mutex<Vec<String>>>,
-) -> anyhow::Result<()> {
-    let report = Arc::new(
-        move |line: &[u8]| match serde_json::from_slice::<Report>(line) {
-            Ok(Report::Rows(rows)) => sink(rows),
-            Ok(Report::Race(saved)) => {
-                if let Some(races) = &races {
-                    races(*saved)
-                }
-            }
-            Ok(Report::Hosts(list)) => *hosts.lock().unwrap_or_else(|e| e.into_inner()) = list,
-            Ok(Report::Note(text)) => note_once(&text),
-            Err(e) => eprintln!("autocoll: unreadable report from rank 0: {e}"),
-        },
-    );
-    launch::relaunch_self_with(p, placement, timeout, extra, REPORT_LINE, report).map_err(|f| {
-        match f {
-            Failure::Run(e) => e,
-            Failure::Usage(m) => anyhow::anyhow!(m),
-        }
-    })
-}
-
-/// Prints a rank's note unless this process printed it already: `tune`
-/// starts a job per point, whose ranks all find the same crowded cores.
-fn note_once(text: &str) {
-    static SAID: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-    if SAID
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(text.to_string())
-    {
-        eprintln!("autocoll: {text}");
-    }
-}
 
 /// One rank of a tcp run: the plan for this job's size, with rank 0
 /// printing its reports for the launching process.
@@ -126,12 +56,6 @@ pub(super) fn as_rank(
         .context("running the plan")
         .map_err(Failure::Run)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Prints a report for the launching process (rank 0 of a tcp run).
-pub(crate) fn say(report: &Report) {
-    let json = serde_json::to_string(report).expect("JSON of plain data");
-    say!("{}{json}", String::from_utf8_lossy(REPORT_LINE));
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -220,7 +144,7 @@ fn plan_main(
     sink: &(dyn Fn(Vec<Row>) + Sync),
 ) -> autocoll::Result<()> {
     match race {
-        Some((method, rule)) => super::best::run(comm, plan, method, opts, rule, stop, sink),
+        Some((method, rule)) => best::run(comm, plan, method, opts, rule, stop, sink),
         None => rank_main(comm, plan, opts, stop, None, sink),
     }
 }
@@ -380,48 +304,6 @@ fn library_only(id: &str) -> autocoll::Error {
     ))
 }
 
-/// The job's machines (every rank calls it). Rank 0 says once when they
-/// break the premise of one of `methods`, and with `fallback` what it
-/// does about it.
-pub(crate) fn machines(
-    comm: &mut Communicator,
-    methods: &[Method],
-    fallback: bool,
-) -> autocoll::Result<Machines> {
-    let found = Machines::of(comm)?;
-    if comm.rank() == 0 {
-        machine_notes(&found, methods, fallback);
-    }
-    Ok(found)
-}
-
-/// Says when `found` breaks the premise of one of `methods`, and with
-/// `fallback` what a race does about it.
-pub(crate) fn machine_notes(found: &Machines, methods: &[Method], fallback: bool) {
-    if let Some(text) = launch::binding_note(found) {
-        note(&text);
-    }
-    if let Some(text) = found.warning(methods) {
-        note(&text);
-        if fallback && !found.failing(methods).is_empty() {
-            note(&format!(
-                "where it keeps too few repetitions, the point is measured with {} instead",
-                found.fallback(methods[0])
-            ));
-        }
-    }
-}
-
-/// Tells the user `text`: on stderr, or through the launching process
-/// when this is a rank of a tcp run.
-pub(crate) fn note(text: &str) {
-    if launch::is_rank() {
-        say(&Report::Note(text.to_string()));
-    } else {
-        eprintln!("autocoll: {text}");
-    }
-}
-
 /// Rows of one point, with each method's error against the truth if run:
 /// the median of the errors paired round by round, with its 95% interval,
 /// or else the error of the two medians.
@@ -449,6 +331,8 @@ fn rows_of(point: &Subject, ranks: usize, found: Vec<Found>) -> Vec<Row> {
         .collect()
 }
 
+/// Makes Ctrl-C set `stop` (every rank stops at the same point), and a
+/// second Ctrl-C exit at once.
 pub(crate) fn install_ctrl_c(stop: Arc<AtomicBool>) {
     let result = ctrlc::set_handler(move || {
         if stop.swap(true, Ordering::Relaxed) {
@@ -459,14 +343,4 @@ pub(crate) fn install_ctrl_c(stop: Arc<AtomicBool>) {
     if let Err(e) = result {
         eprintln!("autocoll: Ctrl-C will not stop the sweep cleanly: {e}");
     }
-}
-
-pub(crate) fn progress(total: u64) -> ProgressBar {
-    let bar = ProgressBar::new(total);
-    let style = ProgressStyle::with_template(
-        "{bar:30} {pos}/{len} results, {elapsed_precise} elapsed, ETA {eta}",
-    )
-    .expect("a valid progress template");
-    bar.set_style(style);
-    bar
 }

@@ -415,7 +415,7 @@ mod tests {
     /// Runs a script the test has just written. Another test thread that
     /// forks in the moment the script is open for writing hands its child
     /// the open file until the child's exec, and running the script then
-    /// fails with "Text file busy" (CI saw it): that is retried, for the
+    /// fails with "Text file busy": that is retried, for the
     /// script and for the scripts it runs in turn (sh exits 126).
     fn output(cmd: &mut std::process::Command) -> std::process::Output {
         for _ in 0..100 {

@@ -103,18 +103,15 @@ impl Ip {
 /// The bucket size (bytes) and queueing limit of a link's tbf.
 ///
 /// The bucket holds two full frames (or 100 µs at the link's rate, if
-/// more): a real link sends every byte at its rate, and a bucket of 1 ms
-/// (12.5 KB at 100 Mbit/s) let the first 12.5 KB of a message through at
-/// memory speed, so a 16 KiB message took 0.46 ms instead of 1.2 ms and a
-/// call's time depended on how much the call before it had drained the
-/// buckets. Two frames cost under 1 % of the rate (1 MiB: 87.8 vs 87.0 ms).
+/// more): a real link sends every byte at its rate, while a larger bucket
+/// lets the start of a message through at memory speed, so that a call's
+/// time depends on how far the call before it drained the buckets. Two
+/// frames cost under 1 % of the rate.
 ///
 /// The queue holds 100 ms at the link's rate (1.25 MB at 100 Mbit/s, about
-/// a host's 1000-frame transmit queue). With 20 ms, a flat broadcast or a
-/// gather (seven TCP flows into one link) lost a quarter of its packets
-/// at that link's queue, and the retransmissions made the link look 10–25 %
-/// slower than it is and gave call times long tails; with 100 ms such a
-/// link runs within 5 % of its rate (the TCP/IP headers' share).
+/// a host's 1000-frame transmit queue): a shorter one drops the packets of
+/// many TCP flows into one link (a flat broadcast, a gather), and the
+/// retransmissions make the link look slower than it is.
 pub fn bucket(rate: Rate) -> (u64, &'static str) {
     let per_100us = rate.0 / 8 / 10_000;
     (per_100us.max(2 * 1514), "100ms")

@@ -12,8 +12,9 @@ use autocoll::measure::race::Rule as RaceRule;
 use autocoll::measure::{Method, Options, Point};
 use autocoll_tune::{across, race, Row};
 
+use super::args::{rule_of, Args};
 use super::saver::Saver;
-use super::{rule_of, Args, Sweep};
+use super::sweep::Sweep;
 use crate::bench::{self, RaceSink, Sink};
 use crate::Failure;
 

@@ -9,7 +9,7 @@ use autocoll_tune::partial;
 use autocoll_tune::table::{summary, table_of, winners};
 use autocoll_tune::Row;
 
-use super::Args;
+use super::args::Args;
 use crate::out::say;
 use crate::{plot, Failure};
 

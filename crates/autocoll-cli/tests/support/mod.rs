@@ -16,6 +16,15 @@ pub fn autocoll() -> Command {
     Command::new(env!("CARGO_BIN_EXE_autocoll"))
 }
 
+/// A fresh directory `autocoll-test-NAME-PID` under the system's
+/// temporary directory, emptied if a run before left it.
+pub fn tempdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("autocoll-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// What `cmd` printed, once it has exited successfully (else the test
 /// fails with its stderr).
 pub fn succeeded(cmd: &mut Command) -> Output {

@@ -6,9 +6,12 @@ use autocoll::measure::race::Ending;
 use autocoll::measure::Method;
 
 use super::fixtures::{duel_row, row};
-use super::*;
+use super::judged::{judge, Agreement};
+use super::pool::pooled;
+use super::verdict::Verdict;
 use crate::across::{self, LATE_JOBS};
-use crate::race::Mark;
+use crate::mark::Mark;
+use crate::row::Row;
 
 /// `imp`'s row at bcast on 4 ranks at `bytes`.
 fn at(bytes: usize, imp: &str, median: f64, lo: f64, hi: f64) -> Row {

@@ -2,9 +2,9 @@
 
 use autocoll::measure::race::Ending;
 
-use super::{judge, Agreement};
-use crate::race::{Mark, Paired};
-use crate::Row;
+use super::judged::{judge, Agreement};
+use crate::mark::{Mark, Paired};
+use crate::row::Row;
 
 /// A row of bcast on 4 ranks at 1K timed by truth: its median and its
 /// median's interval.

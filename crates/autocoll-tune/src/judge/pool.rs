@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use autocoll::measure::{Flag, Summary};
 
-use crate::race::{paired_with, Mark, Paired};
-use crate::Row;
+use crate::mark::{Mark, Paired};
+use crate::row::Row;
 
 /// Several sweeps of the same points, each a job of its own (a duel run
 /// J times), as one: a row per implementation that every sweep measured,
@@ -62,10 +62,7 @@ pub fn pooled(sweeps: &[Vec<Row>]) -> Vec<Row> {
 fn pooled_mark(rows: &[&Row]) -> Option<Mark> {
     let mark = rows[0].race.as_ref()?;
     let first = mark.paired.as_ref()?;
-    let each: Option<Vec<&Paired>> = rows
-        .iter()
-        .map(|r| paired_with(r, &first.against))
-        .collect();
+    let each: Option<Vec<&Paired>> = rows.iter().map(|r| r.paired_with(&first.against)).collect();
     let each = each?;
     let ratios: Vec<f64> = each.iter().map(|p| p.ratio).collect();
     let s = Summary::of(&ratios);
@@ -125,7 +122,7 @@ fn decide_paired(rows: &mut [Row]) {
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::{duel_row, row};
-    use super::super::{judge, Agreement};
+    use super::super::judged::{judge, Agreement};
     use super::*;
     use autocoll::measure::Method;
 

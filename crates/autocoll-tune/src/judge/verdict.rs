@@ -4,7 +4,7 @@ use std::fmt;
 
 use autocoll::select::format_bytes;
 
-use super::{Agreement, Judged};
+use super::judged::{Agreement, Judged};
 
 /// The verdict over all points, and the time each sweep took.
 pub struct Verdict {
@@ -110,7 +110,7 @@ impl fmt::Display for Verdict {
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::{agreement, row};
-    use super::super::judge;
+    use super::super::judged::judge;
     use super::*;
     use autocoll::measure::Method;
 
