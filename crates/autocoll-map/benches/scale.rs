@@ -1,4 +1,4 @@
-//! The mappers at scale (issue 19: greedy and the estimator on 1024 ranks
+//! The mappers at scale (greedy and the estimator on 1024 ranks
 //! and 10^5 communicating pairs in under a second or two; the search
 //! within its budget; against Scotch). A top switch over 8 switches
 //! (1 Gbit/s uplinks) of 8 hosts each (100 Mbit/s), 16 processing elements

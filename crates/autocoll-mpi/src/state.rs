@@ -53,7 +53,7 @@ struct Registry {
 /// A communicator whose state is built, with its rank and size: a call on
 /// it skips the checks and the attribute lookup (most programs call on one
 /// communicator, and on a machine shared by several ranks those MPI calls
-/// were the larger part of the library's cost on a small call: issue 18).
+/// were the larger part of the library's cost on a small call).
 /// Forgotten when the program frees the communicator, and at finalize.
 #[derive(Clone)]
 pub struct Known {

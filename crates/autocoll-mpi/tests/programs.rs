@@ -1,7 +1,7 @@
 //! C and Fortran programs of our own, built with `mpicc`/`mpif90`, run
 //! under Open MPI's `mpirun` without the library and with it preloaded:
 //! results compared result for result, pass-through counted, the
-//! program's own messages untouched (issue 18).
+//! program's own messages untouched.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
