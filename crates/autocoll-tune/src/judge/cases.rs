@@ -182,3 +182,25 @@ fn a_point_timed_two_ways_is_duelled_by_the_more_trusted_method() {
     assert_eq!(by(&by_barrier), Agreement::Differ);
     assert_eq!(by(&by_truth), Agreement::Same);
 }
+
+/// Case: the race's pick at a point was never timed by the other sweep
+/// (a duel whose jobs all fell back, a sweep over fewer candidates): the
+/// verdict says so instead of printing a figure it does not have.
+#[test]
+fn a_pick_the_other_sweep_never_timed_is_said_so() {
+    let race = [at(1024, "bcast:chain", 0.5, 0.5, 0.5)];
+    let other = [at(1024, "bcast:flat", 1.0, 0.95, 1.05)];
+    let points = judge(&race, &other, 0.02);
+    assert_eq!(points[0].agreement, Agreement::Differ);
+    let text = Verdict {
+        points,
+        tolerance: 0.02,
+        seconds: (1.0, 1.0),
+    }
+    .to_string();
+    assert!(
+        text.contains("bcast:chain (not timed by the other) for bcast:flat"),
+        "{text}"
+    );
+    assert!(!text.contains("NaN"), "{text}");
+}

@@ -85,12 +85,16 @@ impl fmt::Display for Verdict {
                 )?;
                 continue;
             }
+            // The other sweep may not have timed our pick at all.
+            let figure = match j.ratio.is_finite() {
+                true => format!("{:+.1}% by the other's figures", (j.ratio - 1.0) * 100.0),
+                false => "not timed by the other".to_string(),
+            };
             write!(
                 f,
-                "  {op} on {ranks} ranks at {}: {} ({:+.1}% by the other's figures) for {}",
+                "  {op} on {ranks} ranks at {}: {} ({figure}) for {}",
                 format_bytes(*bytes),
                 j.ours,
-                (j.ratio - 1.0) * 100.0,
                 j.theirs
             )?;
             match j.our_method == j.method {
