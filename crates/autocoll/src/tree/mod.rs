@@ -18,7 +18,7 @@ mod shape;
 use std::fmt;
 
 pub use file::ParentList;
-pub use hier::Hier;
+pub use shape::Hier;
 pub use shape::Shape;
 
 use crate::error::{Error, Result};
