@@ -28,6 +28,7 @@ pub mod measure;
 pub mod observe;
 pub mod pattern;
 pub mod select;
+pub mod stats;
 pub mod trace;
 pub mod tree;
 

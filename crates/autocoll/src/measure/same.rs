@@ -26,11 +26,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 
-use super::{Caller, Point};
 use crate::comm::local::{self, Local};
 use crate::comm::{Communicator, Tag, Transport};
 use crate::error::Result;
 use crate::layout::Layout;
+use crate::measure::call::Caller;
+use crate::measure::method::Point;
 use crate::select::Algorithm;
 
 /// Above this many ranks [`classes`] groups nothing: running every
