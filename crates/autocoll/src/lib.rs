@@ -30,6 +30,7 @@ pub mod pattern;
 pub mod select;
 pub mod stats;
 pub mod trace;
+pub mod transport;
 pub mod tree;
 
 pub use coll::op::{Builtin, Element, Op};

@@ -33,7 +33,7 @@ mod rules;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::comm::{Communicator, RankTable};
+use crate::comm::communicator::{Communicator, RankTable};
 use crate::error::{Error, Result};
 use crate::ids::Collective;
 use crate::observe::Observer;

@@ -5,7 +5,7 @@
 
 use super::rules::{Change, Kind, Limits, Pace, Reporter, Rules, Situation};
 use super::{check_table, Params, Status};
-use crate::comm::RankTable;
+use crate::comm::communicator::RankTable;
 use crate::error::{Error, Result};
 use crate::ids::Collective;
 use crate::layout::Layout;

@@ -22,11 +22,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::clock::now_ns;
-use crate::comm::{Tag, Transport};
 use crate::error::{Error, Result};
 use crate::ids::CallSig;
 use crate::observe::{Event, Observer, Stage};
 use crate::select::Implementation;
+use crate::transport::{Tag, Transport};
 
 /// Combines an incoming run of elements into an accumulator, both as bytes.
 pub(crate) type Combine<'a> = &'a (dyn Fn(&mut [u8], &[u8]) + Sync);

@@ -9,7 +9,6 @@ use std::time::Duration;
 use bytemuck::Pod;
 use bytes::Bytes;
 
-use super::{Tag, Transport};
 use crate::balance::{self, Balancer};
 use crate::clock::now_ns;
 use crate::coll::op::{Element, Op};
@@ -24,6 +23,7 @@ use crate::select::lottery::Params;
 use crate::select::state::{Fingerprint, Store};
 use crate::select::{Algorithm, Fixed, Fold, Group, Implementation, Lottery, Selector};
 use crate::trace::{Recorder, TraceOptions, Tracing};
+use crate::transport::{Tag, Transport};
 use crate::tree::{Shape, Tree};
 
 /// A group of ranks that run collectives together.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::check::Native;
 use crate::clock::now_ns;
-use crate::comm::Communicator;
+use crate::comm::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::ids::Collective;
 use crate::measure::call::{separating_barrier, Caller, Target};

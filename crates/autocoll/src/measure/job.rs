@@ -1,7 +1,7 @@
 //! What every method shares: the harness's tags, the job, a repetition's
 //! sample, and how the leader tells the others.
 
-use crate::comm::Communicator;
+use crate::comm::communicator::Communicator;
 use crate::error::Result;
 use crate::ids::Collective;
 use crate::measure::call::control_bcast;

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::call::allgather_words;
 use crate::clock::clock_id;
-use crate::comm::Communicator;
+use crate::comm::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::measure::method::{Method, Options};
 

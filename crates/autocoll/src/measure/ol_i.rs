@@ -26,7 +26,7 @@ use bytes::Bytes;
 
 use super::call::{separating_barrier, Caller};
 use crate::clock::now_ns;
-use crate::comm::Communicator;
+use crate::comm::communicator::Communicator;
 use crate::error::Result;
 use crate::ids::Collective;
 use crate::measure::job::{tags, Job, Sample};

@@ -23,7 +23,7 @@
 
 use super::call::{times_gather, Caller};
 use crate::clock::now_ns;
-use crate::comm::Communicator;
+use crate::comm::communicator::Communicator;
 use crate::error::Result;
 use crate::measure::job::{share, Job, Sample};
 

@@ -23,10 +23,11 @@ use bytes::Bytes;
 use super::format::{ClockOffset, Header, OffsetSample};
 use super::recorder::{Recorder, DEFAULT_CAPACITY_EVENTS, MIN_CAPACITY_EVENTS};
 use crate::clock::{clock_id, now_ns};
-use crate::comm::{Communicator, Tag};
+use crate::comm::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::ids::Collective;
 use crate::select::{parse_bytes, Implementation};
+use crate::transport::Tag;
 use crate::tree::Shape;
 use crate::Op;
 
