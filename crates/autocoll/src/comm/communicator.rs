@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -24,6 +23,7 @@ use crate::select::state::{Fingerprint, Store};
 use crate::select::{Algorithm, Fixed, Fold, Group, Implementation, Lottery, Selector};
 use crate::trace::{Recorder, TraceOptions, Tracing};
 use crate::transport::{Tag, Transport};
+use crate::tree::table::RankTable;
 use crate::tree::{Shape, Tree};
 
 /// A group of ranks that run collectives together.
@@ -59,26 +59,6 @@ pub struct Communicator {
 /// Trees kept at most; more are built again. A balancer's trial makes a
 /// new table every few calls, and tools swap balancers in and out.
 const MAX_TREES: usize = 64;
-
-/// A virtual-rank table with a number no other table has, so that the
-/// trees built from it can be kept by that number.
-#[derive(Clone, Debug)]
-pub(crate) struct RankTable {
-    /// Unique among the tables of the process (0: the identity, never made).
-    pub version: u64,
-    /// The ranks in the order they take the positions.
-    pub ranks: Arc<[usize]>,
-}
-
-impl RankTable {
-    pub(crate) fn new(ranks: Vec<usize>) -> RankTable {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        RankTable {
-            version: NEXT.fetch_add(1, Ordering::Relaxed),
-            ranks: ranks.into(),
-        }
-    }
-}
 
 /// The byte-level arguments of one call.
 struct Call<'a> {

@@ -14,6 +14,7 @@
 mod file;
 mod hier;
 mod shape;
+pub(crate) mod table;
 
 use std::fmt;
 
