@@ -12,6 +12,7 @@ use crate::balance::{self, Balancer};
 use crate::clock::now_ns;
 use crate::coll::op::{Element, Op};
 use crate::coll::{self, segment_bytes, Combine, Ctx};
+use crate::comm::tracing::{self, TraceOptions, Tracing};
 use crate::error::{Error, Result};
 use crate::ids::CallSig;
 use crate::ids::Collective;
@@ -21,7 +22,7 @@ use crate::pattern::{Recorder as PatternRecorder, Recording, Sink};
 use crate::select::lottery::Params;
 use crate::select::state::{Fingerprint, Store};
 use crate::select::{Algorithm, Fixed, Fold, Group, Implementation, Lottery, Selector};
-use crate::trace::{Recorder, TraceOptions, Tracing};
+use crate::trace::recorder::Recorder;
 use crate::transport::{Tag, Transport};
 use crate::tree::table::RankTable;
 use crate::tree::{Shape, Tree};
@@ -239,7 +240,7 @@ impl Communicator {
         }
         // The recording's own collectives are nobody's business.
         let observers = std::mem::take(&mut self.observers);
-        let started = crate::trace::start(self, dir.as_ref(), &options);
+        let started = tracing::start(self, dir.as_ref(), &options);
         self.observers = observers;
         self.tracing = Some(started?);
         self.gather_observers();
@@ -856,14 +857,14 @@ impl Drop for Communicator {
     fn drop(&mut self) {
         if let Some(mut tracing) = self.tracing.take() {
             if tracing.estimates_offsets() {
-                self.transport.set_timeout(crate::trace::FINAL_TIMEOUT);
+                self.transport.set_timeout(tracing::FINAL_TIMEOUT);
             }
             if let Err(e) = tracing.write(self) {
                 eprintln!("autocoll: warning: could not write the trace: {e}");
             }
         }
         if let Some(sink) = self.pattern.take() {
-            self.transport.set_timeout(crate::trace::FINAL_TIMEOUT);
+            self.transport.set_timeout(tracing::FINAL_TIMEOUT);
             if let Err(e) = sink.finish(self.transport.as_mut()) {
                 eprintln!("autocoll: warning: could not write the pattern: {e}");
             }

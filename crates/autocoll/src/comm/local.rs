@@ -71,11 +71,11 @@ pub(super) fn traced(mut comm: Communicator) -> Communicator {
             eprintln!("autocoll: warning: {e}; running without recording the pattern");
         }
     }
-    if let Err(e) = crate::trace::from_env(&mut comm) {
+    if let Err(e) = crate::comm::tracing::from_env(&mut comm) {
         if comm.rank() == 0 {
             eprintln!(
                 "autocoll: warning: {}: {e}; running without a trace",
-                crate::trace::ENV_TRACE
+                crate::comm::tracing::ENV_TRACE
             );
         }
     }

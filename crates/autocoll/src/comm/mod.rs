@@ -9,6 +9,7 @@ pub mod local;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod sim;
+pub(crate) mod tracing;
 
 pub use communicator::{Communicator, RawCall, RawCombine};
 

@@ -52,7 +52,7 @@ pub fn world_with_library() -> Result<(Communicator, Library)> {
         _session: session,
     };
     let mut comm = Communicator::new(Box::new(transport));
-    crate::trace::from_env(&mut comm)?;
+    crate::comm::tracing::from_env(&mut comm)?;
     crate::balance::from_env(&mut comm)?;
     Ok((comm, library))
 }

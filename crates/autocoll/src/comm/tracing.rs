@@ -20,14 +20,14 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::format::{ClockOffset, Header, OffsetSample};
-use super::recorder::{Recorder, DEFAULT_CAPACITY_EVENTS, MIN_CAPACITY_EVENTS};
 use crate::clock::{clock_id, now_ns};
 use crate::coll::op::Op;
 use crate::comm::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::ids::Collective;
 use crate::select::{parse_bytes, Implementation};
+use crate::trace::format::{ClockOffset, Header, OffsetSample};
+use crate::trace::recorder::{Recorder, DEFAULT_CAPACITY_EVENTS, MIN_CAPACITY_EVENTS};
 use crate::transport::{Tag, Transport};
 use crate::tree::Shape;
 
