@@ -29,9 +29,7 @@ const TREES: [&str; 4] = [
 #[test]
 fn ol_i_agrees_with_truth_over_tcp_on_an_emulated_cluster() {
     if let Some(reason) = cannot_make_clusters() {
-        eprintln!(
-            "SKIPPED ol_i_agrees_with_truth_over_tcp_on_an_emulated_cluster: {reason}"
-        );
+        eprintln!("SKIPPED ol_i_agrees_with_truth_over_tcp_on_an_emulated_cluster: {reason}");
         return;
     }
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));

@@ -78,9 +78,7 @@ fn mpirun_preloads_the_library() {
         .output()
         .is_ok_and(|o| o.status.success())
     {
-        eprintln!(
-            "SKIPPED mpirun_preloads_the_library: needs mpicc (Debian: libopenmpi-dev)"
-        );
+        eprintln!("SKIPPED mpirun_preloads_the_library: needs mpicc (Debian: libopenmpi-dev)");
         return;
     }
     let lib = library();

@@ -61,7 +61,7 @@ impl fmt::Display for BindTo {
 static BOUND: OnceLock<(BindTo, Option<usize>)> = OnceLock::new();
 
 /// How this process's tcp job binds its ranks, and the core this rank was
-/// bound to (`None`: left free), once [`apply`] ran.
+/// bound to (`None`: left free), once [`apply`](super::apply) ran.
 pub fn current() -> Option<&'static (BindTo, Option<usize>)> {
     BOUND.get()
 }

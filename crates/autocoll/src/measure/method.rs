@@ -100,7 +100,7 @@ pub struct Point {
     /// The implementation under test.
     pub imp: Implementation,
     /// Bytes per rank, rounded down to whole elements by the run
-    /// ([`effective_bytes`]).
+    /// ([`effective_bytes`](crate::measure::effective_bytes)).
     pub bytes: usize,
     /// The root of rooted collectives (ignored by the others).
     pub root: usize,
@@ -137,7 +137,7 @@ pub struct Options {
     /// 10 ms, rather than sleep through them. A rank that slept starts its
     /// next call slower, and a window's length depends on a candidate's
     /// warm-up, so sleeping made the same tree measure up to 18% apart
-    /// from itself ([`truth::wait_until`]). Set it false where ranks
+    /// from itself ([`truth::wait_until`](crate::measure::truth::wait_until)). Set it false where ranks
     /// outnumber cores: there a spinning rank takes the processor from
     /// one still in its call.
     pub spin_waits: bool,
@@ -193,9 +193,9 @@ pub enum Flag {
     /// Fewer repetitions were kept than the stopping rule's least.
     Few,
     /// A machine runs more ranks than it has cores, and the method assumes
-    /// it does not ([`machines::premise`]).
+    /// it does not ([`machines::premise`](crate::measure::machines::premise)).
     Crowded,
-    /// Measured with [`Machines::fallback`] because the method asked for
+    /// Measured with [`Machines::fallback`](crate::measure::Machines::fallback) because the method asked for
     /// kept too few repetitions here (`truth` on crowded cores).
     Fallback,
 }
