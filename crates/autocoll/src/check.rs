@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::now_ns;
 use crate::coll::op::{Builtin, Element, Op};
-use crate::comm::Communicator;
+use crate::comm::communicator::Communicator;
 use crate::ids::Collective;
 use crate::select::{Algorithm, Implementation};
 use crate::tree::Shape;

@@ -25,10 +25,10 @@ use std::time::Duration;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
 use crate::binding::{self, BindTo};
-use crate::comm::tcp::setup::PORT_LINE;
-use crate::comm::tcp::wire::Token;
 use crate::error::{Error, Result};
 use crate::layout::{Layout, SWITCH_SEPARATOR};
+use crate::transport::tcp::setup::PORT_LINE;
+use crate::transport::tcp::wire::Token;
 
 /// One line of a hostfile: `host slots=N [addr=IP] [switch=PATH]`.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -28,7 +28,9 @@ pub mod measure;
 pub mod observe;
 pub mod pattern;
 pub mod select;
+pub mod stats;
 pub mod trace;
+pub mod transport;
 pub mod tree;
 
 pub use coll::op::{Builtin, Element, Op};

@@ -10,10 +10,10 @@
 //! [`Pattern`] and writes it as JSON, format `autocoll.pattern/1`
 //! (docs/formats.md).
 //!
-//! The counting is done by [`Recording`], a [`Transport`] that wraps
+//! The counting is done by [`Recording`], a [`Transport`](crate::transport::Transport) that wraps
 //! another: collectives and point-to-point messages alike pass through it.
 //! Programs built on [`crate::init`] turn it on with `AUTOCOLL_PATTERN=FILE`
-//! ([`from_env`]); any program with [`Communicator::record_pattern`]; the
+//! ([`from_env`]); any program with [`Communicator::record_pattern`](crate::comm::Communicator::record_pattern); the
 //! MPI interposition library wraps its own transport and gathers itself.
 
 mod file;
@@ -27,9 +27,6 @@ use std::collections::BTreeMap;
 pub use file::{Entry, Pattern};
 pub(crate) use recording::{check_path, Sink};
 pub use recording::{from_env, Recording, ENV_PATTERN};
-
-#[cfg(doc)]
-use crate::{Communicator, Transport};
 
 /// The `schema` of a pattern file.
 pub const SCHEMA: &str = "autocoll.pattern/1";
@@ -126,7 +123,7 @@ impl Recorder {
 
     /// The counts [`Self::encode`] made; an error says where a record cut
     /// short or damaged goes wrong.
-    pub fn decode(data: &[u8]) -> crate::Result<Recorder> {
+    pub fn decode(data: &[u8]) -> crate::error::Result<Recorder> {
         wire::decode(data)
     }
 

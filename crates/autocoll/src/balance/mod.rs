@@ -33,11 +33,12 @@ mod rules;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::comm::{Communicator, RankTable};
+use crate::comm::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::ids::Collective;
 use crate::observe::Observer;
 use crate::select::state::{Store, TableEntry};
+use crate::tree::table::RankTable;
 
 use op::OpState;
 use protocol::Probe;

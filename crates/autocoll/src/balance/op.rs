@@ -5,10 +5,10 @@
 
 use super::rules::{Change, Kind, Limits, Pace, Reporter, Rules, Situation};
 use super::{check_table, Params, Status};
-use crate::comm::RankTable;
 use crate::error::{Error, Result};
 use crate::ids::Collective;
 use crate::layout::Layout;
+use crate::tree::table::RankTable;
 use crate::tree::Shape;
 
 /// A decision as it travels to every rank: why, the change, the number

@@ -13,12 +13,13 @@ use bytes::Bytes;
 use super::op::Message;
 use super::rules::{Change, Kind};
 use super::Balancer;
-use crate::comm::{Communicator, Tag, Transport};
+use crate::comm::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::ids::Collective;
 use crate::layout::Layout;
 use crate::observe::{Event, Observer, Stage};
 use crate::select::Implementation;
+use crate::transport::{Tag, Transport};
 use crate::tree::Shape;
 
 /// The user tags reserved for the balancer's reports: the base plus the

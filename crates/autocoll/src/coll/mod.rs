@@ -22,11 +22,12 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::clock::now_ns;
-use crate::comm::{Tag, Transport};
 use crate::error::{Error, Result};
 use crate::ids::CallSig;
 use crate::observe::{Event, Observer, Stage};
 use crate::select::Implementation;
+use crate::transport::{Tag, Transport};
+use crate::tree::Tree;
 
 /// Combines an incoming run of elements into an accumulator, both as bytes.
 pub(crate) type Combine<'a> = &'a (dyn Fn(&mut [u8], &[u8]) + Sync);
@@ -38,7 +39,7 @@ pub(crate) struct Ctx<'a> {
     pub rank: usize,
     pub size: usize,
     pub imp: &'a Implementation,
-    pub tree: Option<&'a crate::Tree>,
+    pub tree: Option<&'a Tree>,
     pub observers: &'a [Arc<dyn Observer>],
 }
 

@@ -2,18 +2,17 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytemuck::Pod;
 use bytes::Bytes;
 
-use super::{Tag, Transport};
 use crate::balance::{self, Balancer};
 use crate::clock::now_ns;
 use crate::coll::op::{Element, Op};
 use crate::coll::{self, segment_bytes, Combine, Ctx};
+use crate::comm::tracing::{self, TraceOptions, Tracing};
 use crate::error::{Error, Result};
 use crate::ids::CallSig;
 use crate::ids::Collective;
@@ -23,7 +22,9 @@ use crate::pattern::{Recorder as PatternRecorder, Recording, Sink};
 use crate::select::lottery::Params;
 use crate::select::state::{Fingerprint, Store};
 use crate::select::{Algorithm, Fixed, Fold, Group, Implementation, Lottery, Selector};
-use crate::trace::{Recorder, TraceOptions, Tracing};
+use crate::trace::recorder::Recorder;
+use crate::transport::{Tag, Transport};
+use crate::tree::table::RankTable;
 use crate::tree::{Shape, Tree};
 
 /// A group of ranks that run collectives together.
@@ -59,26 +60,6 @@ pub struct Communicator {
 /// Trees kept at most; more are built again. A balancer's trial makes a
 /// new table every few calls, and tools swap balancers in and out.
 const MAX_TREES: usize = 64;
-
-/// A virtual-rank table with a number no other table has, so that the
-/// trees built from it can be kept by that number.
-#[derive(Clone, Debug)]
-pub(crate) struct RankTable {
-    /// Unique among the tables of the process (0: the identity, never made).
-    pub version: u64,
-    /// The ranks in the order they take the positions.
-    pub ranks: Arc<[usize]>,
-}
-
-impl RankTable {
-    pub(crate) fn new(ranks: Vec<usize>) -> RankTable {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        RankTable {
-            version: NEXT.fetch_add(1, Ordering::Relaxed),
-            ranks: ranks.into(),
-        }
-    }
-}
 
 /// The byte-level arguments of one call.
 struct Call<'a> {
@@ -259,7 +240,7 @@ impl Communicator {
         }
         // The recording's own collectives are nobody's business.
         let observers = std::mem::take(&mut self.observers);
-        let started = crate::trace::start(self, dir.as_ref(), &options);
+        let started = tracing::start(self, dir.as_ref(), &options);
         self.observers = observers;
         self.tracing = Some(started?);
         self.gather_observers();
@@ -876,14 +857,14 @@ impl Drop for Communicator {
     fn drop(&mut self) {
         if let Some(mut tracing) = self.tracing.take() {
             if tracing.estimates_offsets() {
-                self.transport.set_timeout(crate::trace::FINAL_TIMEOUT);
+                self.transport.set_timeout(tracing::FINAL_TIMEOUT);
             }
             if let Err(e) = tracing.write(self) {
                 eprintln!("autocoll: warning: could not write the trace: {e}");
             }
         }
         if let Some(sink) = self.pattern.take() {
-            self.transport.set_timeout(crate::trace::FINAL_TIMEOUT);
+            self.transport.set_timeout(tracing::FINAL_TIMEOUT);
             if let Err(e) = sink.finish(self.transport.as_mut()) {
                 eprintln!("autocoll: warning: could not write the pattern: {e}");
             }

@@ -2,7 +2,7 @@
 
 use crate::check::{Dtype, Native};
 use crate::coll::op::{Builtin, Op};
-use crate::comm::Communicator;
+use crate::comm::communicator::Communicator;
 use crate::error::Result;
 use crate::ids::Collective;
 use crate::select::{Algorithm, Implementation};

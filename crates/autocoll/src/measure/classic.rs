@@ -4,10 +4,10 @@
 use bytes::Bytes;
 
 use super::call::{separating_barrier, Caller};
-use super::driver::{tags, Job, Sample};
 use crate::clock::now_ns;
-use crate::comm::Communicator;
+use crate::comm::communicator::Communicator;
 use crate::error::Result;
+use crate::measure::job::{tags, Job, Sample};
 
 /// Runs `one` M times; the leader's elapsed time ÷ (M · `per_round`).
 fn timed(

@@ -5,80 +5,24 @@ use bytes::Bytes;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::call::{control_bcast, separating_barrier, Caller, Target};
-use super::race::{Race, Rule};
-use super::{
-    classic, ol_i, stats, truth, Baseline, Flag, Measurement, Method, Options, Point, Summary,
-};
 use crate::check::Native;
 use crate::clock::now_ns;
-use crate::comm::Communicator;
+use crate::comm::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::ids::Collective;
+use crate::measure::call::{separating_barrier, Caller, Target};
+use crate::measure::job::{share, tags, Job, Sample};
+use crate::measure::method::{Baseline, Flag, Measurement, Method, Options, Point};
+use crate::measure::race::{Race, Rule};
+use crate::measure::{classic, ol_i, truth};
 use crate::select::lottery::Rng;
-
-/// User tags of the harness's point-to-point messages.
-pub(crate) mod tags {
-    /// Round-trip probes of `ol-i`.
-    pub const PING: u64 = 0xA17C_0001;
-    /// Acknowledgements to the leader (`ack`, `ol-i`).
-    pub const ACK: u64 = 0xA17C_0002;
-    /// The leader's release of one rank (`ol-i` for fan-in collectives).
-    pub const GO: u64 = 0xA17C_0003;
-    /// A finished measurement on its way to rank 0.
-    pub const RESULT: u64 = 0xA17C_0004;
-}
+use crate::stats::{self, Summary};
 
 /// Warm-up pairs at least, for a steady estimate of one call.
 const MIN_WARMUP: usize = 5;
 
 /// `truth` may attempt this many repetitions per one it must keep.
 const TRUTH_ATTEMPTS: usize = 10;
-
-/// One repetition's outcome at the leader.
-pub(crate) struct Sample {
-    /// Seconds per call; `None` when every call was discarded.
-    pub value: Option<f64>,
-    /// Calls discarded in this repetition.
-    pub discarded: usize,
-    /// `ol-i`: this repetition's OL_i of every rank.
-    pub ol_i: Option<Vec<f64>>,
-}
-
-impl Sample {
-    pub fn of(value: f64) -> Sample {
-        Sample {
-            value: Some(value),
-            discarded: 0,
-            ol_i: None,
-        }
-    }
-}
-
-/// What every method needs to know about the job besides the communicator.
-pub(crate) struct Job {
-    /// The rank that times and decides.
-    pub leader: usize,
-    /// The root of the calls.
-    pub root: usize,
-    /// Calls per repetition.
-    pub calls: usize,
-    /// `truth` spins through its waits ([`Options::spin_waits`]).
-    pub spin_waits: bool,
-}
-
-impl Job {
-    /// The job of calls of `op` from `root`: the root leads a rooted
-    /// collective, rank 0 the others.
-    fn of(op: Collective, root: usize, opts: &Options) -> Job {
-        Job {
-            leader: if op.rooted() { root } else { 0 },
-            root,
-            calls: opts.calls.max(1),
-            spin_waits: opts.spin_waits,
-        }
-    }
-}
 
 /// Measures `point` with `method`; every rank calls it with the same
 /// arguments. Returns the measurement at rank 0 and `None` elsewhere.
@@ -561,11 +505,6 @@ fn deliver<T: Serialize + DeserializeOwned>(
         }
         _ => Ok(None),
     }
-}
-
-/// Sends `words` from `from` to every rank (a binomial broadcast).
-pub(crate) fn share(comm: &mut Communicator, from: usize, words: &mut [u64]) -> Result<()> {
-    comm.unbalanced(|c| c.bcast_with(&control_bcast(), words, from))
 }
 
 fn share_flag(comm: &mut Communicator, from: usize, flag: bool) -> Result<bool> {

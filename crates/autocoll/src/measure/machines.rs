@@ -17,10 +17,10 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 
 use super::call::allgather_words;
-use super::{Method, Options};
 use crate::clock::clock_id;
-use crate::comm::Communicator;
+use crate::comm::communicator::Communicator;
 use crate::error::{Error, Result};
+use crate::measure::method::{Method, Options};
 
 /// One machine of the job.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,7 +64,7 @@ impl Machines {
             true => comm.size(),
             false => cores()?,
         };
-        let core = crate::binding::current().and_then(|b| b.1);
+        let core = crate::binding::bound::current().and_then(|b| b.1);
         let mine = [
             word(a),
             word(b),

@@ -25,11 +25,11 @@
 use bytes::Bytes;
 
 use super::call::{separating_barrier, Caller};
-use super::driver::{tags, Job, Sample};
 use crate::clock::now_ns;
-use crate::comm::Communicator;
+use crate::comm::communicator::Communicator;
 use crate::error::Result;
 use crate::ids::Collective;
+use crate::measure::job::{tags, Job, Sample};
 
 fn secs(ns: u64) -> f64 {
     ns as f64 * 1e-9

@@ -51,7 +51,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::stats::{median, Summary};
+use crate::stats::{median, Summary};
 
 /// Paired rounds before a final can end: the fewest whose median's
 /// interval (the smallest to the largest) reaches 95%.

@@ -26,12 +26,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 
-use super::{Caller, Point};
-use crate::comm::local::{self, Local};
-use crate::comm::{Communicator, Tag, Transport};
+use crate::comm::communicator::Communicator;
+use crate::comm::local;
 use crate::error::Result;
 use crate::layout::Layout;
+use crate::measure::call::Caller;
+use crate::measure::method::Point;
 use crate::select::Algorithm;
+use crate::transport::local::Local;
+use crate::transport::{Tag, Transport};
 
 /// Above this many ranks [`classes`] groups nothing: running every
 /// candidate once on threads costs ranks × bytes of memory and copying
@@ -121,7 +124,7 @@ impl Logging {
 }
 
 impl Transport for Logging {
-    crate::comm::forward_transport!(inner);
+    crate::transport::forward_transport!(inner);
 
     fn send(&mut self, dest: usize, tag: Tag, data: Bytes) -> Result<()> {
         self.note(&tag, Step::Send(dest, data.len()));

@@ -22,10 +22,10 @@
 //! make ranks wake together.
 
 use super::call::{times_gather, Caller};
-use super::driver::{share, Job, Sample};
 use crate::clock::now_ns;
-use crate::comm::Communicator;
+use crate::comm::communicator::Communicator;
 use crate::error::Result;
+use crate::measure::job::{share, Job, Sample};
 
 /// The narrowest window between call starts.
 const MIN_WINDOW_NS: u64 = 100_000;
@@ -201,7 +201,7 @@ pub(crate) fn rep(
     if (verdict.slipped + verdict.overran) * 4 > m {
         windows.grow();
     }
-    let value = (!verdict.kept.is_empty()).then(|| super::stats::mean(&verdict.kept));
+    let value = (!verdict.kept.is_empty()).then(|| crate::stats::mean(&verdict.kept));
     Ok(Some(Sample {
         value,
         discarded: verdict.discarded(),

@@ -14,10 +14,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bytes::Bytes;
 
 use super::{Kind, Pattern, Recorder, GATHER_TAG};
-use crate::comm::{Communicator, Tag, Transport};
+use crate::comm::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::ids::Collective;
 use crate::select::Implementation;
+use crate::transport::{Tag, Transport};
 use crate::tree::Shape;
 
 /// The variable that turns recording on for programs built on
@@ -78,7 +79,7 @@ fn lock(recorder: &Mutex<Recorder>) -> MutexGuard<'_, Recorder> {
 }
 
 impl Transport for Recording {
-    crate::comm::forward_transport!(inner);
+    crate::transport::forward_transport!(inner);
 
     /// Counts the message once the inner transport has taken it: one it
     /// refuses was never sent.

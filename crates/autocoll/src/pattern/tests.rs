@@ -4,8 +4,8 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 
 use super::*;
-use crate::comm::{Tag, Transport};
 use crate::error::Error;
+use crate::transport::{Tag, Transport};
 use crate::{local, Communicator};
 
 fn temp(name: &str) -> PathBuf {

@@ -55,7 +55,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::adaptive::{default_candidates, Key};
 use super::{Algorithm, Implementation};
-use crate::measure::stats::median;
+use crate::stats::median;
 
 /// How the tickets that the best candidate does not hold are spread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

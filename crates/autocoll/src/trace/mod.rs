@@ -12,9 +12,11 @@
 
 pub mod format;
 pub mod messages;
-mod recorder;
-mod session;
+pub(crate) mod recorder;
 
+/// Starting a trace runs collectives, so it sits in [`crate::comm`]; the
+/// public paths stay here.
+pub use crate::comm::tracing::{
+    file_of, from_env, prepare_dir, TraceOptions, ENV_TRACE, ENV_TRACE_EVENTS,
+};
 pub use recorder::{Recorder, Usage, DEFAULT_CAPACITY_EVENTS, MIN_CAPACITY_EVENTS};
-pub use session::{file_of, from_env, prepare_dir, TraceOptions, ENV_TRACE, ENV_TRACE_EVENTS};
-pub(crate) use session::{start, Tracing, FINAL_TIMEOUT};

@@ -17,8 +17,8 @@
 //! and blank lines are skipped. The root's parent is `-` or the root
 //! itself. The text is read, not the file: reading is the caller's.
 
-use super::Shape;
 use crate::error::{Error, Result};
+use crate::tree::shape::Shape;
 
 /// A tree as the parent of every rank, checked to be one tree.
 #[derive(Clone, Debug, PartialEq, Eq)]

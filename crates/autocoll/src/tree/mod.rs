@@ -14,11 +14,12 @@
 mod file;
 mod hier;
 mod shape;
+pub(crate) mod table;
 
 use std::fmt;
 
 pub use file::ParentList;
-pub use hier::Hier;
+pub use shape::Hier;
 pub use shape::Shape;
 
 use crate::error::{Error, Result};

@@ -1,8 +1,8 @@
-//! Tree shapes laid out over positions, position 0 being the root.
+//! Tree shapes laid out over positions, position 0 being the root, and
+//! the shapes of the levels of a `hier` tree (laid out by `hier.rs`).
 
 use std::fmt;
 
-use super::Hier;
 use crate::error::{Error, Result};
 
 /// The shape of a tree, independent of its size and root.
@@ -181,4 +181,73 @@ fn user(parents: &[usize], size: usize) -> Result<Vec<Vec<usize>>> {
         kids[up].push(pos);
     }
     Ok(kids)
+}
+
+/// The shapes of the three levels of a `hier` tree.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Hier {
+    /// Among the ranks of one host, its leader at the root.
+    pub inner: Shape,
+    /// Among the leaders of the hosts on one switch (of all hosts when no
+    /// switch is known).
+    pub outer: Shape,
+    /// Among the leaders of the switches under one switch, and at the top.
+    pub top: Shape,
+}
+
+impl Default for Hier {
+    /// Binomial at every level: ⌈log2 n⌉ rounds among n members, whatever
+    /// the number of ranks per host or hosts per switch.
+    fn default() -> Self {
+        Hier {
+            inner: Shape::Binomial,
+            outer: Shape::Binomial,
+            top: Shape::Binomial,
+        }
+    }
+}
+
+impl Hier {
+    /// The three levels with their names, as ids spell them.
+    pub fn levels(&self) -> [(&'static str, &Shape); 3] {
+        [
+            ("inner", &self.inner),
+            ("outer", &self.outer),
+            ("top", &self.top),
+        ]
+    }
+
+    /// Refuses a level shape that cannot serve groups of any size: `user`
+    /// (its parent list has one length) and `hier` itself; `kary` and
+    /// `knomial` need k ≥ 2.
+    pub fn check(&self) -> Result<()> {
+        for (level, shape) in self.levels() {
+            match shape {
+                Shape::User(_) | Shape::Hier(_) => {
+                    return Err(Error::Tree(format!(
+                        "hier's {level} level cannot be `{}` (it is laid over groups of any size)",
+                        shape.name()
+                    )))
+                }
+                Shape::Kary(k) | Shape::Knomial(k) if *k < 2 => {
+                    return Err(Error::Tree(format!(
+                        "hier's {level} level {} needs k >= 2, got {k}",
+                        shape.name()
+                    )))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Hier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "hier(inner={},outer={},top={})",
+            self.inner, self.outer, self.top
+        )
+    }
 }

@@ -1,10 +1,14 @@
 //! The sim transport's times, worked out by hand from the model (no
 //! processor time counted: `cpu_scale` 0, so every figure is exact).
 
+use std::time::Duration;
+
+use bytes::Bytes;
+
 use super::*;
 use crate::clock::now_ns;
+use crate::transport::Transport;
 use crate::Implementation;
-use std::time::Duration;
 
 /// One rank per host, 1 µs latency, 100 ns overhead, 10 ns a byte; links
 /// shared evenly, each direction on its own.

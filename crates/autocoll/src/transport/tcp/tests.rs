@@ -11,10 +11,10 @@ use super::setup::{self, Config};
 use super::wire::{self, Header, Hello, Token};
 use super::Tcp;
 use crate::check::{self, Case};
-use crate::comm::Tag;
 use crate::error::Error;
 use crate::ids::CallSig;
 use crate::ids::Collective;
+use crate::transport::Tag;
 use crate::{Builtin, Communicator, Op};
 
 /// Configurations of an `n`-rank job and rank 0's listener.

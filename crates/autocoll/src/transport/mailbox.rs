@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 
-use super::{Message, Tag};
 use crate::error::{Error, Result};
+use crate::transport::{Message, Tag};
 
 /// What a transport's receiving side delivers: a message, or a fault seen on
 /// a peer's connection (which ends the job's pending calls at once).

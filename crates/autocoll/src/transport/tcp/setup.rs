@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
 
 use super::wire::{self, Entry, Hello, Table, Token, HELLO_FIXED};
-use crate::comm::DEFAULT_TIMEOUT;
 use crate::error::{Error, Result};
+use crate::transport::DEFAULT_TIMEOUT;
 
 /// The line rank 0 prints so that a launcher learns its port.
 pub const PORT_LINE: &str = "@autocoll-port ";

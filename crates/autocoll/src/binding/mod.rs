@@ -31,68 +31,21 @@
 //! this one to a single core, and [`crate::measure::Machines`] gathers
 //! where every rank went.
 
+pub(crate) mod bound;
+
 use std::fmt;
-use std::str::FromStr;
-use std::sync::OnceLock;
 
 use rustix::process::Pid;
 use rustix::thread::{sched_getaffinity, sched_setaffinity, CpuSet};
 
 use crate::error::{Error, Result};
-use crate::measure::Machines;
+use crate::measure::machines::{self, Machines};
+
+/// The binding itself, kept apart so that [`Machines`] can read it.
+pub use bound::{current, BindTo};
 
 /// The variable that carries `--bind-to` to every rank.
 pub const VARIABLE: &str = "AUTOCOLL_BIND_TO";
-
-/// Which ranks are bound to a core, and to which.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum BindTo {
-    /// The ranks of a machine with more ranks than cores, round robin.
-    #[default]
-    Auto,
-    /// Every rank, round robin.
-    Core,
-    /// None: the scheduler places them.
-    None,
-    /// Every rank, the k-th of a machine to the (k mod len)-th core listed
-    /// (`0,1,1,0`): another placement than round robin, to compare.
-    List(Vec<usize>),
-}
-
-impl FromStr for BindTo {
-    type Err = String;
-
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "auto" => Ok(BindTo::Auto),
-            "core" => Ok(BindTo::Core),
-            "none" => Ok(BindTo::None),
-            list => list
-                .split(',')
-                .map(|core| core.trim().parse::<usize>().ok())
-                .collect::<Option<Vec<usize>>>()
-                .filter(|cores| cores.iter().all(|&c| c < CpuSet::MAX_CPU))
-                .map(BindTo::List)
-                .ok_or_else(|| {
-                    format!("`{list}` is not auto, core, none or a list of cores (0,1,1,0)")
-                }),
-        }
-    }
-}
-
-impl fmt::Display for BindTo {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BindTo::Auto => f.write_str("auto"),
-            BindTo::Core => f.write_str("core"),
-            BindTo::None => f.write_str("none"),
-            BindTo::List(cores) => {
-                let cores: Vec<String> = cores.iter().map(usize::to_string).collect();
-                f.write_str(&cores.join(","))
-            }
-        }
-    }
-}
 
 /// `AUTOCOLL_BIND_TO`, `auto` when unset.
 pub fn from_env() -> Result<BindTo> {
@@ -143,14 +96,6 @@ impl fmt::Display for Binding {
     }
 }
 
-static BOUND: OnceLock<(BindTo, Option<usize>)> = OnceLock::new();
-
-/// How this process's tcp job binds its ranks, and the core this rank was
-/// bound to (`None`: left free), once [`apply`] ran.
-pub fn current() -> Option<&'static (BindTo, Option<usize>)> {
-    BOUND.get()
-}
-
 /// Binds rank `rank` of a job as `how` asks, `machines` naming each
 /// rank's machine (its clock identity: ranks with equal ones share a
 /// kernel and its cores). Every rank knows them all from the job's
@@ -159,7 +104,7 @@ pub fn current() -> Option<&'static (BindTo, Option<usize>)> {
 pub fn apply<M: PartialEq>(rank: usize, machines: &[M], how: BindTo) -> Result<()> {
     // This rank's view of the cores stands for every machine's: only its
     // own machine is looked at.
-    let cores = vec![crate::measure::machines::cores()?; machines.len()];
+    let cores = vec![machines::cores()?; machines.len()];
     let found = Machines::from_ranks(machines, &cores, &[]);
     let machine = found
         .machines
@@ -179,7 +124,7 @@ pub fn apply<M: PartialEq>(rank: usize, machines: &[M], how: BindTo) -> Result<(
         // What the kernel says, not what was asked.
         bound = alone()?;
     }
-    let _ = BOUND.set((how, bound));
+    bound::record(how, bound);
     Ok(())
 }
 

@@ -20,15 +20,16 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::format::{ClockOffset, Header, OffsetSample};
-use super::recorder::{Recorder, DEFAULT_CAPACITY_EVENTS, MIN_CAPACITY_EVENTS};
 use crate::clock::{clock_id, now_ns};
-use crate::comm::{Communicator, Tag};
+use crate::coll::op::Op;
+use crate::comm::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::ids::Collective;
 use crate::select::{parse_bytes, Implementation};
+use crate::trace::format::{ClockOffset, Header, OffsetSample};
+use crate::trace::recorder::{Recorder, DEFAULT_CAPACITY_EVENTS, MIN_CAPACITY_EVENTS};
+use crate::transport::{Tag, Transport};
 use crate::tree::Shape;
-use crate::Op;
 
 /// The variable that turns tracing on for every program built on
 /// [`crate::init`] and for [`crate::local::run`]: the directory.
@@ -278,7 +279,7 @@ fn exchange(comm: &mut Communicator) -> Result<OffsetSample> {
 
 /// Rank 0's side: answers `peer`'s pings with its clock until it says done
 /// (an empty message).
-fn answer(transport: &mut dyn crate::Transport, peer: usize, tag: Tag) -> Result<()> {
+fn answer(transport: &mut dyn Transport, peer: usize, tag: Tag) -> Result<()> {
     loop {
         if transport.recv(peer, tag)?.is_empty() {
             return Ok(());
@@ -289,7 +290,7 @@ fn answer(transport: &mut dyn crate::Transport, peer: usize, tag: Tag) -> Result
 }
 
 /// Another rank's side: the ping-pongs, then done.
-fn ping(transport: &mut dyn crate::Transport, tag: Tag) -> Result<OffsetSample> {
+fn ping(transport: &mut dyn Transport, tag: Tag) -> Result<OffsetSample> {
     let mut best: Option<OffsetSample> = None;
     for _ in 0..PING_PONGS {
         let t1 = now_ns();

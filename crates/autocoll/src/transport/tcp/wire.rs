@@ -12,9 +12,9 @@
 
 use std::fmt;
 
-use crate::comm::Tag;
 use crate::ids::CallSig;
 use crate::ids::Collective;
+use crate::transport::Tag;
 
 /// The first bytes of every hello: "ACOL".
 pub const HELLO_MAGIC: [u8; 4] = *b"ACOL";

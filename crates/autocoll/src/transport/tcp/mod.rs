@@ -32,8 +32,9 @@ use rustix::net::{SendAncillaryBuffer, SendFlags};
 
 pub use setup::Config;
 
-use super::{Incoming, Mailbox, Message, Tag, Transport};
 use crate::error::{Error, Result};
+use crate::transport::mailbox::{Incoming, Mailbox};
+use crate::transport::{Message, Tag, Transport};
 use wire::{Header, HEADER_LEN};
 
 /// A frame's payload is allocated whole up to this size; above it the
