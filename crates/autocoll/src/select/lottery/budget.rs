@@ -60,6 +60,13 @@ pub struct Budget {
     /// How far a model's prediction may be off: a candidate is tried while
     /// its predicted time divided by this is below the best's average.
     pub model_slack: f64,
+    /// Whether a model sure of a candidate may vouch for its first try.
+    #[serde(default = "vouch_by_default")]
+    pub vouch: bool,
+}
+
+fn vouch_by_default() -> bool {
+    true
 }
 
 impl Default for Budget {
@@ -69,6 +76,7 @@ impl Default for Budget {
             allowance_s: 0.0,
             far: 3.0,
             model_slack: 1.5,
+            vouch: vouch_by_default(),
         }
     }
 }
@@ -241,7 +249,7 @@ impl Pool {
             }
             // A try on the model's word ends the message: the next one,
             // after it, knows whether the model was right.
-            if self.vouched(draw.index, best_s) {
+            if b.vouch && self.vouched(draw.index, best_s) {
                 out.push(draw);
                 break;
             }
@@ -565,6 +573,25 @@ mod tests {
         let tree = r.used.iter().filter(|&&i| i == 2).count();
         assert!(tree >= 6, "{:?}", r.used);
         assert!(!r.used.iter().any(|&i| i == 0 || i == 1 || i == 3));
+    }
+
+    #[test]
+    fn without_vouching_a_sure_model_only_admits_what_the_budget_pays_for() {
+        let p = Params {
+            budget: Some(Budget {
+                vouch: false,
+                ..Budget::default()
+            }),
+            ..Params::default()
+        };
+        let mut earlier = pool(&p);
+        earlier.candidates[4].mean_s = 1.0;
+        earlier.candidates[4].count = 5;
+        let mut l = pool(&p);
+        l.resume(&earlier.saved(), &p);
+        l.set_predictions(&[None, None, Some(0.4), None, None], 1.5);
+        let r = run(&mut l, &p, 8, 1, |_, _, i, _| [2.0, 2.0, 0.4, 1.2, 1.0][i]);
+        assert!(r.used.iter().all(|&i| i == 4), "{:?}", r.used);
     }
 
     #[test]
