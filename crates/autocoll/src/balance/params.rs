@@ -76,7 +76,7 @@ pub struct Params {
     pub gain: f64,
     /// The collectives balanced (each with its own table).
     pub ops: Vec<Collective>,
-    /// Which of the [`REPORT_TAGS`] the reports travel on: balancers that
+    /// Which of the [`REPORT_TAGS`](crate::balance::REPORT_TAGS) the reports travel on: balancers that
     /// take turns on one communicator need one each.
     pub channel: u16,
 }

@@ -94,7 +94,7 @@ impl Recorder {
     }
 
     /// Counts one message of `bytes` to `dst`. A destination outside the
-    /// job is kept, and refused by [`Pattern::merge`] with its name.
+    /// job is kept, and refused by [`Pattern::merge`](crate::pattern::Pattern::merge) with its name.
     pub fn record(&mut self, kind: Kind, dst: usize, bytes: u64) {
         let totals = self.counts.entry((kind, dst, class_of(bytes))).or_default();
         // Saturating: a total that overflows is wrong either way, but a

@@ -100,7 +100,7 @@ pub struct Params {
     #[serde(default = "default_home_tries")]
     pub home_tries: u32,
     /// What exploring may cost, for pools with an incumbent
-    /// ([`Pool::set_incumbent`]): `None` explores as the paper does, every
+    /// ([`Pool::set_incumbent`](super::Pool::set_incumbent)): `None` explores as the paper does, every
     /// candidate tried from the start.
     #[serde(default)]
     pub budget: Option<Budget>,
