@@ -3,13 +3,51 @@
 //! the protocol moves the reports and the decisions, the tests drive it
 //! with simulated waits.
 
+use super::params::Params;
 use super::rules::{Change, Kind, Limits, Pace, Reporter, Rules, Situation};
-use super::{check_table, Params, Status};
 use crate::error::{Error, Result};
 use crate::ids::Collective;
 use crate::layout::Layout;
 use crate::tree::table::RankTable;
 use crate::tree::Shape;
+
+/// What the balancer did to one collective's table, for tools.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Status {
+    /// The collective.
+    pub op: Collective,
+    /// The table in force (rank i of the list takes the i-th place).
+    pub table: Vec<usize>,
+    /// Balanced calls so far.
+    pub calls: u64,
+    /// Decisions so far (one per period).
+    pub decisions: u32,
+    /// The period in force.
+    pub period: u32,
+    /// Changes of the table so far (trials, reverts and a restore).
+    pub changes: u64,
+    /// Of which trials undone because they did not pay.
+    pub reverts: u64,
+    /// The table came from the state file.
+    pub restored: bool,
+    /// The call (0-based, counting this collective's balanced calls) from
+    /// which the table holds still: the first under the table in force.
+    pub still_since: u64,
+}
+
+/// Why `table` is not a permutation of `0..size`, if it is not.
+pub(super) fn check_table(table: &[usize], size: usize) -> std::result::Result<(), String> {
+    let mut seen = vec![false; size];
+    if table.len() != size {
+        return Err(format!("has {} entries for {size} ranks", table.len()));
+    }
+    for &r in table {
+        if r >= size || std::mem::replace(&mut seen[r], true) {
+            return Err(format!("is not a permutation of 0..{size}"));
+        }
+    }
+    Ok(())
+}
 
 /// A decision as it travels to every rank: why, the change, the number
 /// of balanced calls until the next one, and the root whose calls count.

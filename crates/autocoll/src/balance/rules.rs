@@ -20,7 +20,7 @@
 
 use std::cmp::Reverse;
 
-use super::Mode;
+use super::params::{Mode, Params};
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::tree::{Shape, Tree};
@@ -63,6 +63,16 @@ impl Limits {
     /// twice the margin.
     pub fn clearly_above(&self, high: u64, low: u64) -> bool {
         high > low + 2 * self.margin(low)
+    }
+}
+
+impl Params {
+    pub(super) fn limits(&self) -> Limits {
+        Limits {
+            threshold_ns: self.threshold.as_nanos().min(u128::from(u64::MAX)) as u64,
+            relative: self.relative,
+            gain: self.gain,
+        }
     }
 }
 

@@ -1,31 +1,38 @@
-//! The typed collectives API.
+//! The communicator: what it holds, how a call is numbered, chosen and run
+//! through the algorithms of `coll`. Its typed collectives, its recording,
+//! its balancer and the group its selector agrees through are in the child
+//! modules.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytemuck::Pod;
 use bytes::Bytes;
 
-use crate::balance::{self, Balancer};
+use crate::balance::balancer::Balancer;
 use crate::clock::now_ns;
-use crate::coll::op::{Element, Op};
 use crate::coll::{self, segment_bytes, Combine, Ctx};
-use crate::comm::tracing::{self, TraceOptions, Tracing};
+use crate::comm::raw::RawCall;
+use crate::comm::trace_options::{self, Tracing};
 use crate::error::{Error, Result};
 use crate::ids::CallSig;
 use crate::ids::Collective;
 use crate::layout::Layout;
 use crate::observe::{Observer, Stage};
-use crate::pattern::{Recorder as PatternRecorder, Recording, Sink};
+use crate::pattern::recording::Sink;
 use crate::select::lottery::Params;
 use crate::select::state::{Fingerprint, Store};
-use crate::select::{Algorithm, Fixed, Fold, Group, Implementation, Lottery, Selector};
-use crate::trace::recorder::Recorder;
+use crate::select::{Algorithm, Fixed, Group, Implementation, Lottery, Selector};
 use crate::transport::{Tag, Transport};
 use crate::tree::table::RankTable;
 use crate::tree::{Shape, Tree};
+
+mod balancer;
+mod group;
+mod recording;
+mod typed;
 
 /// A group of ranks that run collectives together.
 ///
@@ -222,95 +229,6 @@ impl Communicator {
             .collect();
     }
 
-    /// Records every later call's stages into a buffer (collective: every
-    /// rank calls it); each rank writes `dir/rank-NNNNN.trace` on
-    /// [`Self::write_trace`] and when the communicator is dropped. `dir`
-    /// is created if missing; one a rank cannot write in is an error on
-    /// every rank, naming it. The buffer holds `AUTOCOLL_TRACE_EVENTS`
-    /// events (default 1 Mi, 16 MiB) and drops the oldest calls when full.
-    /// A recording already on is written first, if it holds any call.
-    pub fn trace(&mut self, dir: impl AsRef<Path>) -> Result<()> {
-        self.trace_with(dir, TraceOptions::from_env()?)
-    }
-
-    /// [`Self::trace`] with the options given (the environment is not read).
-    pub fn trace_with(&mut self, dir: impl AsRef<Path>, options: TraceOptions) -> Result<()> {
-        if self.tracing.as_ref().is_some_and(Tracing::has_calls) {
-            self.write_trace()?;
-        }
-        // The recording's own collectives are nobody's business.
-        let observers = std::mem::take(&mut self.observers);
-        let started = tracing::start(self, dir.as_ref(), &options);
-        self.observers = observers;
-        self.tracing = Some(started?);
-        self.gather_observers();
-        Ok(())
-    }
-
-    /// Writes this rank's trace file now (atomically) and returns its
-    /// path; the recording goes on, and a later write replaces the file.
-    /// Collective when the ranks' clocks are not shared (the end offsets
-    /// are taken).
-    pub fn write_trace(&mut self) -> Result<PathBuf> {
-        let Some(mut tracing) = self.tracing.take() else {
-            return Err(Error::Config(
-                "write_trace: no recording is on (start one with trace(dir))".into(),
-            ));
-        };
-        let written = tracing.write(self);
-        self.tracing = Some(tracing);
-        written
-    }
-
-    /// Writes this rank's trace file (as [`Self::write_trace`]) and ends
-    /// the recording: later calls are not recorded, and dropping the
-    /// communicator writes nothing. Returns the file's path, or `None`
-    /// when no recording was on. A program records one phase of its run
-    /// with `trace` before it and `stop_trace` after it.
-    pub fn stop_trace(&mut self) -> Result<Option<PathBuf>> {
-        if self.tracing.is_none() {
-            return Ok(None);
-        }
-        let written = self.write_trace();
-        self.tracing = None;
-        self.gather_observers();
-        written.map(Some)
-    }
-
-    /// The recorder of the recording in progress, if any.
-    pub fn recorder(&self) -> Option<&Arc<Recorder>> {
-        self.tracing.as_ref().map(|t| &t.recorder)
-    }
-
-    /// Counts every later message this rank sends (collective: every rank
-    /// calls it with the same path): when the communicator is dropped,
-    /// every rank's counts go to rank 0, which writes the job's pattern to
-    /// `path` ([`crate::pattern`], atomically). Rank 0 checks now that it
-    /// can write there (creating the directory if missing); a path it
-    /// cannot write is an error on every rank. Called again, the counts go
-    /// on and the new path takes the old one's place.
-    pub fn record_pattern(&mut self, path: impl Into<PathBuf>) -> Result<()> {
-        let path = path.into();
-        crate::pattern::check_path(self, &path)?;
-        if let Some(sink) = &mut self.pattern {
-            sink.redirect(path);
-            return Ok(());
-        }
-        let recorder = Arc::new(Mutex::new(PatternRecorder::new(self.rank(), self.size())));
-        // A one-rank channel holds the place for the moment of the swap;
-        // nothing is sent through it.
-        let stand_in = Box::new(super::local::transports(1).pop().expect("one rank"));
-        let inner = std::mem::replace(&mut self.transport, stand_in);
-        self.transport = Box::new(Recording::new(inner, recorder.clone(), None));
-        self.pattern = Some(Sink::new(recorder, path));
-        Ok(())
-    }
-
-    /// This rank's counts of the pattern being recorded, if one is.
-    pub fn pattern_recorder(&self) -> Option<&Arc<Mutex<PatternRecorder>>> {
-        self.pattern.as_ref().map(Sink::recorder)
-    }
-
     /// Numbers a call that the library makes with raw messages (the
     /// recording's clock exchanges), so that its tag is the same on all
     /// ranks and distinct from every other call's.
@@ -412,64 +330,6 @@ impl Communicator {
         Ok(tree)
     }
 
-    /// Balances the collectives `params` names with a new balancer (in
-    /// place of any before it): collective, every rank calls it with the
-    /// same parameters. Its tables start from the ones set; with the
-    /// lottery on ([`Self::use_lottery`]), from the ones its state file
-    /// keeps, and they are saved there.
-    pub fn use_balancer(&mut self, params: balance::Params) -> Result<()> {
-        let tables = |op| match self.tables.get(&op) {
-            Some(t) => t.ranks.to_vec(),
-            None => (0..self.size()).collect(),
-        };
-        let mut balancer = Balancer::new(params, self.rank(), self.size(), tables)?;
-        if let Some(store) = &self.state {
-            balancer.attach_store(store.clone());
-        }
-        self.put_balancer(balancer)?;
-        Ok(())
-    }
-
-    /// The balancer in use, if any.
-    pub fn balancer(&self) -> Option<&Balancer> {
-        self.balancer.as_deref()
-    }
-
-    /// Takes the balancer out: the collectives it balanced go back to the
-    /// tables set. Every rank must take it out at the same call.
-    pub fn take_balancer(&mut self) -> Option<Balancer> {
-        let balancer = self.balancer.take()?;
-        self.remove_observer(balancer.observer());
-        Some(*balancer)
-    }
-
-    /// Puts `balancer` in (made on this communicator and taken out with
-    /// [`Self::take_balancer`]), returning the one it replaces. Every rank
-    /// must put it in at the same call.
-    pub fn put_balancer(&mut self, balancer: Balancer) -> Result<Option<Balancer>> {
-        if balancer.size() != self.size() {
-            return Err(Error::Config(format!(
-                "a balancer made for {} ranks put in a communicator of {}",
-                balancer.size(),
-                self.size()
-            )));
-        }
-        let old = self.take_balancer();
-        self.add_observer(balancer.observer().clone());
-        self.balancer = Some(Box::new(balancer));
-        Ok(old)
-    }
-
-    /// Runs `f` with the balancer out: the library's own small collectives
-    /// (agreements, clock and decision messages) are neither balanced nor
-    /// counted.
-    pub(crate) fn unbalanced<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
-        let balancer = self.balancer.take();
-        let out = f(self);
-        self.balancer = balancer;
-        out
-    }
-
     /// Sends a point-to-point message outside any collective.
     pub fn send_bytes(&mut self, dest: usize, tag: u64, data: Bytes) -> Result<()> {
         self.transport.send(dest, Tag::User(tag), data)
@@ -524,165 +384,6 @@ impl Communicator {
     pub fn save_selector(&mut self) -> Result<()> {
         self.selector.save()?;
         self.balancer.as_ref().map_or(Ok(()), |b| b.save())
-    }
-
-    /// Broadcasts `buf` from `root` with the selector's choice.
-    pub fn bcast<T: Pod>(&mut self, buf: &mut [T], root: usize) -> Result<()> {
-        let imp = self.choose(Collective::Bcast, std::mem::size_of_val(buf))?;
-        self.bcast_with(&imp, buf, root)
-    }
-
-    /// Broadcasts `buf` from `root` with `imp`.
-    pub fn bcast_with<T: Pod>(
-        &mut self,
-        imp: &Implementation,
-        buf: &mut [T],
-        root: usize,
-    ) -> Result<()> {
-        let count = buf.len();
-        self.run(imp, Call::new(Collective::Bcast, root, count, &[], buf))
-    }
-
-    /// Combines every rank's `send` with `op` into `recv` at `root` (other
-    /// ranks may pass an empty `recv`).
-    pub fn reduce<T: Element>(
-        &mut self,
-        send: &[T],
-        recv: &mut [T],
-        op: &Op<T>,
-        root: usize,
-    ) -> Result<()> {
-        let imp = self.choose(Collective::Reduce, std::mem::size_of_val(send))?;
-        self.reduce_with(&imp, send, recv, op, root)
-    }
-
-    /// [`Self::reduce`] with `imp`.
-    pub fn reduce_with<T: Element>(
-        &mut self,
-        imp: &Implementation,
-        send: &[T],
-        recv: &mut [T],
-        op: &Op<T>,
-        root: usize,
-    ) -> Result<()> {
-        op.check()?;
-        if self.rank() == root {
-            expect_len("reduce receive buffer", send.len(), recv.len())?;
-        }
-        let combine = |a: &mut [u8], b: &[u8]| op.on_bytes(a, b);
-        let call = Call::new(Collective::Reduce, root, send.len(), send, recv);
-        self.run(imp, call.combining(&combine))
-    }
-
-    /// Sends block i of `send` (read at `root` only, `size × recv.len()`
-    /// elements) to rank i's `recv`.
-    pub fn scatter<T: Pod>(&mut self, send: &[T], recv: &mut [T], root: usize) -> Result<()> {
-        let imp = self.choose(Collective::Scatter, std::mem::size_of_val(recv))?;
-        self.scatter_with(&imp, send, recv, root)
-    }
-
-    /// [`Self::scatter`] with `imp`.
-    pub fn scatter_with<T: Pod>(
-        &mut self,
-        imp: &Implementation,
-        send: &[T],
-        recv: &mut [T],
-        root: usize,
-    ) -> Result<()> {
-        if self.rank() == root {
-            expect_len("scatter send buffer", self.size() * recv.len(), send.len())?;
-        }
-        self.run(
-            imp,
-            Call::new(Collective::Scatter, root, recv.len(), send, recv),
-        )
-    }
-
-    /// Collects every rank's `send` into block i of `recv` at `root`
-    /// (`size × send.len()` elements there; other ranks may pass empty).
-    pub fn gather<T: Pod>(&mut self, send: &[T], recv: &mut [T], root: usize) -> Result<()> {
-        let imp = self.choose(Collective::Gather, std::mem::size_of_val(send))?;
-        self.gather_with(&imp, send, recv, root)
-    }
-
-    /// [`Self::gather`] with `imp`.
-    pub fn gather_with<T: Pod>(
-        &mut self,
-        imp: &Implementation,
-        send: &[T],
-        recv: &mut [T],
-        root: usize,
-    ) -> Result<()> {
-        if self.rank() == root {
-            expect_len(
-                "gather receive buffer",
-                self.size() * send.len(),
-                recv.len(),
-            )?;
-        }
-        self.run(
-            imp,
-            Call::new(Collective::Gather, root, send.len(), send, recv),
-        )
-    }
-
-    /// Combines every rank's `send` with `op` into every rank's `recv`.
-    pub fn allreduce<T: Element>(&mut self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
-        let imp = self.choose(Collective::Allreduce, std::mem::size_of_val(send))?;
-        self.allreduce_with(&imp, send, recv, op)
-    }
-
-    /// [`Self::allreduce`] with `imp`.
-    pub fn allreduce_with<T: Element>(
-        &mut self,
-        imp: &Implementation,
-        send: &[T],
-        recv: &mut [T],
-        op: &Op<T>,
-    ) -> Result<()> {
-        op.check()?;
-        expect_len("allreduce receive buffer", send.len(), recv.len())?;
-        let combine = |a: &mut [u8], b: &[u8]| op.on_bytes(a, b);
-        let call = Call::new(Collective::Allreduce, 0, send.len(), send, recv);
-        self.run(imp, call.combining(&combine))
-    }
-
-    /// Collects every rank's `send` into block i of every rank's `recv`.
-    pub fn allgather<T: Pod>(&mut self, send: &[T], recv: &mut [T]) -> Result<()> {
-        let imp = self.choose(Collective::Allgather, std::mem::size_of_val(send))?;
-        self.allgather_with(&imp, send, recv)
-    }
-
-    /// [`Self::allgather`] with `imp`.
-    pub fn allgather_with<T: Pod>(
-        &mut self,
-        imp: &Implementation,
-        send: &[T],
-        recv: &mut [T],
-    ) -> Result<()> {
-        expect_len(
-            "allgather receive buffer",
-            self.size() * send.len(),
-            recv.len(),
-        )?;
-        self.run(
-            imp,
-            Call::new(Collective::Allgather, 0, send.len(), send, recv),
-        )
-    }
-
-    /// Returns once every rank has called it.
-    pub fn barrier(&mut self) -> Result<()> {
-        let imp = self.choose(Collective::Barrier, 0)?;
-        self.barrier_with(&imp)
-    }
-
-    /// [`Self::barrier`] with `imp`.
-    pub fn barrier_with(&mut self, imp: &Implementation) -> Result<()> {
-        self.run(
-            imp,
-            Call::new::<u8>(Collective::Barrier, 0, 0, &[], &mut []),
-        )
     }
 
     /// Runs `imp` on a call given as bytes, as a foreign caller (the MPI
@@ -805,49 +506,6 @@ impl Selector for Choosing {
     }
 }
 
-impl Group for Communicator {
-    fn rank(&self) -> usize {
-        self.transport.rank()
-    }
-
-    fn size(&self) -> usize {
-        self.transport.size()
-    }
-
-    fn shared_clock(&self) -> bool {
-        self.transport.shared_clock()
-    }
-
-    fn host_count(&self) -> usize {
-        self.layout().map_or(1, Layout::host_count)
-    }
-
-    fn ranks_layout(&self) -> Option<Arc<Layout>> {
-        self.layout.as_ref().ok().cloned()
-    }
-
-    fn fold_to_rank0(&mut self, values: &mut [f64], how: Fold) -> Result<()> {
-        let imp = Implementation::tree(Collective::Reduce, Shape::Binomial, None)?;
-        let mine = values.to_vec();
-        let op = match how {
-            Fold::Max => Op::MAX,
-            Fold::Mean => Op::SUM,
-            Fold::Min => Op::MIN,
-        };
-        self.unbalanced(|c| c.reduce_with(&imp, &mine, values, &op, 0))?;
-        if how == Fold::Mean && self.rank() == 0 {
-            let ranks = self.size() as f64;
-            values.iter_mut().for_each(|v| *v /= ranks);
-        }
-        Ok(())
-    }
-
-    fn share_rank0(&mut self, values: &mut [u64]) -> Result<()> {
-        let imp = Implementation::tree(Collective::Bcast, Shape::Binomial, None)?;
-        self.unbalanced(|c| c.bcast_with(&imp, values, 0))
-    }
-}
-
 impl Drop for Communicator {
     /// Writes the trace, if recording, gathers the pattern to rank 0 and
     /// writes it, if recording one, and saves what the selector learned;
@@ -857,14 +515,14 @@ impl Drop for Communicator {
     fn drop(&mut self) {
         if let Some(mut tracing) = self.tracing.take() {
             if tracing.estimates_offsets() {
-                self.transport.set_timeout(tracing::FINAL_TIMEOUT);
+                self.transport.set_timeout(trace_options::FINAL_TIMEOUT);
             }
             if let Err(e) = tracing.write(self) {
                 eprintln!("autocoll: warning: could not write the trace: {e}");
             }
         }
         if let Some(sink) = self.pattern.take() {
-            self.transport.set_timeout(tracing::FINAL_TIMEOUT);
+            self.transport.set_timeout(trace_options::FINAL_TIMEOUT);
             if let Err(e) = sink.finish(self.transport.as_mut()) {
                 eprintln!("autocoll: warning: could not write the pattern: {e}");
             }
@@ -880,72 +538,6 @@ impl Drop for Communicator {
         if let Some(Err(e)) = self.balancer.as_ref().map(|b| b.save()) {
             eprintln!("autocoll: warning: could not save the balancer's tables: {e}");
         }
-    }
-}
-
-fn expect_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
-    if expected != got {
-        return Err(Error::BufferSize {
-            what,
-            expected,
-            got,
-        });
-    }
-    Ok(())
-}
-
-/// A combining function on bytes: `acc ← acc ⊕ inc`, element by element.
-pub type RawCombine<'a> = dyn Fn(&mut [u8], &[u8]) + Sync + 'a;
-
-/// One call's arguments as bytes (see [`Communicator::run_raw`]).
-pub struct RawCall<'a> {
-    /// The collective.
-    pub op: Collective,
-    /// The root (0 for the collectives without one).
-    pub root: usize,
-    /// Bytes per rank: the buffer of bcast and the reductions, one rank's
-    /// block of scatter, gather and allgather.
-    pub bytes: usize,
-    /// Bytes per element: segments never split one.
-    pub elem: usize,
-    /// What this rank sends (empty for bcast and barrier, and where the
-    /// collective reads nothing on this rank).
-    pub send: &'a [u8],
-    /// Where this rank receives (bcast's buffer on every rank).
-    pub recv: &'a mut [u8],
-    /// The reduction, for reduce and allreduce.
-    pub combine: Option<&'a RawCombine<'a>>,
-}
-
-impl RawCall<'_> {
-    fn check(&self, rank: usize, size: usize) -> Result<()> {
-        let root = rank == self.root;
-        let (n, all) = (self.bytes, self.bytes * size);
-        let (send, recv): (Option<usize>, Option<usize>) = match self.op {
-            Collective::Bcast => (None, Some(n)),
-            Collective::Reduce => (Some(n), root.then_some(n)),
-            Collective::Allreduce => (Some(n), Some(n)),
-            Collective::Scatter => (root.then_some(all), Some(n)),
-            Collective::Gather => (Some(n), root.then_some(all)),
-            Collective::Allgather => (Some(n), Some(all)),
-            Collective::Barrier => (Some(0), Some(0)),
-        };
-        if let Some(expected) = send {
-            expect_len("send buffer", expected, self.send.len())?;
-        }
-        if let Some(expected) = recv {
-            expect_len("receive buffer", expected, self.recv.len())?;
-        }
-        if self.elem == 0 || !self.bytes.is_multiple_of(self.elem) {
-            return Err(Error::Config(format!(
-                "{} of {} bytes is not a whole number of {}-byte elements",
-                self.op, self.bytes, self.elem
-            )));
-        }
-        if self.op.reduces() && self.combine.is_none() {
-            return Err(Error::Config(format!("{} needs its reduction", self.op)));
-        }
-        Ok(())
     }
 }
 

@@ -66,7 +66,7 @@ where
 /// that does not parse, is reported (by rank 0, for all) and the job runs
 /// without the pattern, the trace, or the balancer.
 pub(super) fn traced(mut comm: Communicator) -> Communicator {
-    if let Err(e) = crate::pattern::from_env(&mut comm) {
+    if let Err(e) = crate::comm::patterns::from_env(&mut comm) {
         if comm.rank() == 0 {
             eprintln!("autocoll: warning: {e}; running without recording the pattern");
         }
@@ -75,11 +75,11 @@ pub(super) fn traced(mut comm: Communicator) -> Communicator {
         if comm.rank() == 0 {
             eprintln!(
                 "autocoll: warning: {}: {e}; running without a trace",
-                crate::comm::tracing::ENV_TRACE
+                crate::comm::trace_options::ENV_TRACE
             );
         }
     }
-    if let Err(e) = crate::balance::from_env(&mut comm) {
+    if let Err(e) = crate::comm::balancing::from_env(&mut comm) {
         if comm.rank() == 0 {
             eprintln!("autocoll: warning: {e}; running without the balancer");
         }

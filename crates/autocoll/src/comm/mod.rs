@@ -4,14 +4,19 @@
 //! [`local::run`], [`sim::run`] and (feature "mpi") `mpi::world` start
 //! jobs of communicators.
 
+pub(crate) mod balancing;
 pub(crate) mod communicator;
 pub mod local;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub(crate) mod patterns;
+pub(crate) mod raw;
 pub mod sim;
+pub(crate) mod trace_options;
 pub(crate) mod tracing;
 
-pub use communicator::{Communicator, RawCall, RawCombine};
+pub use communicator::Communicator;
+pub use raw::{RawCall, RawCombine};
 
 /// Moved to [`crate::ids`]; the old path kept for the binary.
 pub use crate::ids::CallSig;

@@ -53,7 +53,7 @@ pub fn world_with_library() -> Result<(Communicator, Library)> {
     };
     let mut comm = Communicator::new(Box::new(transport));
     crate::comm::tracing::from_env(&mut comm)?;
-    crate::balance::from_env(&mut comm)?;
+    crate::comm::balancing::from_env(&mut comm)?;
     Ok((comm, library))
 }
 

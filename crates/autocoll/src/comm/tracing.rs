@@ -14,76 +14,24 @@
 //! its buffer and writes `DIR/rank-NNNNN.trace` atomically.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 
 use crate::clock::{clock_id, now_ns};
 use crate::coll::op::Op;
 use crate::comm::communicator::Communicator;
+use crate::comm::trace_options::{check_dir, file_of, TraceOptions, Tracing, ENV_TRACE};
 use crate::error::{Error, Result};
 use crate::ids::Collective;
-use crate::select::{parse_bytes, Implementation};
+use crate::select::Implementation;
 use crate::trace::format::{ClockOffset, Header, OffsetSample};
-use crate::trace::recorder::{Recorder, DEFAULT_CAPACITY_EVENTS, MIN_CAPACITY_EVENTS};
+use crate::trace::recorder::Recorder;
 use crate::transport::{Tag, Transport};
 use crate::tree::Shape;
 
-/// The variable that turns tracing on for every program built on
-/// [`crate::init`] and for [`crate::local::run`]: the directory.
-pub const ENV_TRACE: &str = "AUTOCOLL_TRACE";
-/// The variable that sizes the buffer: events per rank (K, M suffixes).
-pub const ENV_TRACE_EVENTS: &str = "AUTOCOLL_TRACE_EVENTS";
 /// Ping-pongs per offset estimate; the one of the smallest round trip is kept.
 const PING_PONGS: usize = 20;
-/// How long the end-of-recording exchange waits for a peer when the
-/// communicator is dropped: a rank that died costs this, not the timeout.
-pub(crate) const FINAL_TIMEOUT: Duration = Duration::from_secs(10);
-/// Ranks a trace can name: peers are stored in 16 bits, one value of
-/// which means "no peer".
-const MAX_RANKS: usize = u16::MAX as usize;
-
-/// How a recording is made.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TraceOptions {
-    /// Slots in each rank's buffer, 16 bytes each: an event takes one,
-    /// a call's header two. When full, the oldest calls are dropped.
-    pub capacity_events: usize,
-    /// Estimate every rank's clock offset to rank 0 even when the ranks
-    /// share a clock (where the estimate should come out near zero).
-    pub estimate_offsets: bool,
-}
-
-impl Default for TraceOptions {
-    fn default() -> Self {
-        TraceOptions {
-            capacity_events: DEFAULT_CAPACITY_EVENTS,
-            estimate_offsets: false,
-        }
-    }
-}
-
-impl TraceOptions {
-    /// The defaults, with the buffer sized by `AUTOCOLL_TRACE_EVENTS`
-    /// when it is set (a count, with an optional K or M: ×1024, ×1024²).
-    pub fn from_env() -> Result<TraceOptions> {
-        let mut options = TraceOptions::default();
-        if let Some(text) = std::env::var_os(ENV_TRACE_EVENTS) {
-            let text = text.to_string_lossy();
-            let n = parse_bytes(text.trim())
-                .map_err(|e| Error::Config(format!("{ENV_TRACE_EVENTS}={text}: {e}")))?;
-            if n < MIN_CAPACITY_EVENTS {
-                return Err(Error::Config(format!(
-                    "{ENV_TRACE_EVENTS}={text}: a buffer holds at least {MIN_CAPACITY_EVENTS} events"
-                )));
-            }
-            options.capacity_events = n;
-        }
-        Ok(options)
-    }
-}
 
 /// Starts the recording `AUTOCOLL_TRACE` asks for, if it is set
 /// (collective: every rank's environment must agree).
@@ -94,56 +42,43 @@ pub fn from_env(comm: &mut Communicator) -> Result<()> {
     }
 }
 
-/// The file of `rank` in `dir`.
-pub fn file_of(dir: &Path, rank: usize) -> PathBuf {
-    dir.join(format!("rank-{rank:05}.trace"))
-}
-
-/// A recording in progress on one rank.
-pub(crate) struct Tracing {
-    pub recorder: Arc<Recorder>,
-    path: PathBuf,
-    header: Header,
-    estimate: bool,
-}
-
-/// Starts a recording on every rank (collective).
-pub(crate) fn start(
-    comm: &mut Communicator,
-    dir: &Path,
-    options: &TraceOptions,
-) -> Result<Tracing> {
-    let (rank, size) = (comm.rank(), comm.size());
-    let path = file_of(dir, rank);
-    let mine = check_dir(dir, size);
-    agree_on_dir(comm, dir, mine)?;
-    let run = agree_on_run(comm)?;
-    let estimate = options.estimate_offsets || !comm.shared_clock();
-    let start = if estimate {
-        Some(exchange(comm)?)
-    } else {
-        None
-    };
-    let header = Header {
-        run,
-        rank: rank as u32,
-        size: size as u32,
-        host: comm.hosts().swap_remove(rank),
-        transport: comm.transport_kind().into(),
-        clock: hex(&clock_id()),
-        shared_clock: comm.shared_clock(),
-        offset: start.map(|start| ClockOffset { start, end: None }),
-        ..Header::default()
-    };
-    Ok(Tracing {
-        recorder: Arc::new(Recorder::new(options.capacity_events)),
-        path,
-        header,
-        estimate,
-    })
-}
-
 impl Tracing {
+    /// Starts a recording on every rank (collective).
+    pub(crate) fn start(
+        comm: &mut Communicator,
+        dir: &Path,
+        options: &TraceOptions,
+    ) -> Result<Tracing> {
+        let (rank, size) = (comm.rank(), comm.size());
+        let path = file_of(dir, rank);
+        let mine = check_dir(dir, size);
+        agree_on_dir(comm, dir, mine)?;
+        let run = agree_on_run(comm)?;
+        let estimate = options.estimate_offsets || !comm.shared_clock();
+        let start = if estimate {
+            Some(exchange(comm)?)
+        } else {
+            None
+        };
+        let header = Header {
+            run,
+            rank: rank as u32,
+            size: size as u32,
+            host: comm.hosts().swap_remove(rank),
+            transport: comm.transport_kind().into(),
+            clock: hex(&clock_id()),
+            shared_clock: comm.shared_clock(),
+            offset: start.map(|start| ClockOffset { start, end: None }),
+            ..Header::default()
+        };
+        Ok(Tracing {
+            recorder: Arc::new(Recorder::new(options.capacity_events)),
+            path,
+            header,
+            estimate,
+        })
+    }
+
     /// Takes the end offset (when offsets are estimated: collective) and
     /// writes this rank's file. The recording goes on.
     pub(crate) fn write(&mut self, comm: &mut Communicator) -> Result<PathBuf> {
@@ -166,40 +101,6 @@ impl Tracing {
         crate::files::write_atomic(&self.path, &bytes)?;
         Ok(self.path.clone())
     }
-
-    /// True when clock offsets are estimated (and writing is collective).
-    pub(crate) fn estimates_offsets(&self) -> bool {
-        self.estimate
-    }
-
-    /// True once the recording has seen a call (kept or dropped).
-    pub(crate) fn has_calls(&self) -> bool {
-        let usage = self.recorder.usage();
-        usage.calls + usage.dropped_calls > 0
-    }
-}
-
-/// This rank's check of the directory: created if missing, and written in.
-fn check_dir(dir: &Path, size: usize) -> Result<()> {
-    if size > MAX_RANKS {
-        return Err(Error::Config(format!(
-            "a trace names ranks in 16 bits: at most {MAX_RANKS} ranks, not {size}"
-        )));
-    }
-    prepare_dir(dir)
-}
-
-/// Creates `dir` if it is missing and checks that a file can be written
-/// in it; the error names the directory.
-pub fn prepare_dir(dir: &Path) -> Result<()> {
-    // Ranks may be threads of one process: each probes a file of its own.
-    static PROBES: AtomicU64 = AtomicU64::new(0);
-    let what = |doing: &str| format!("trace directory {}: {doing}", dir.display());
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(what("cannot create it"), e))?;
-    let n = PROBES.fetch_add(1, Ordering::Relaxed);
-    let probe = dir.join(format!(".probe-{}-{n}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|e| Error::io(what("cannot write in it"), e))?;
-    std::fs::remove_file(&probe).map_err(|e| Error::io(what("cannot remove a file in it"), e))
 }
 
 /// Every rank learns whether all can write: a failing rank returns its own

@@ -16,23 +16,8 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
-use super::{check_entry, Kind, Recorder, SCHEMA};
+use super::counts::{check_entry, Entry, Kind, Recorder, SCHEMA};
 use crate::error::{Error, Result};
-
-/// The messages one rank sent another in one size class.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Entry {
-    /// The sending rank.
-    pub src: usize,
-    /// The receiving rank.
-    pub dst: usize,
-    /// The messages' size class ([`super::class_of`]).
-    pub class: u32,
-    /// How many messages (at least one).
-    pub count: u64,
-    /// Their bytes in all.
-    pub bytes: u64,
-}
 
 /// A job's communication pattern: every rank's sends, point-to-point and
 /// collective apart. Entries are sorted by (src, dst, class), and no two

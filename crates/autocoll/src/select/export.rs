@@ -31,7 +31,8 @@ use std::fmt::Write;
 
 use serde_json::{json, Map, Value};
 
-use super::{Algorithm, Implementation, Rule, Table};
+use super::implementation::{Algorithm, Implementation};
+use super::table::{Rule, Table};
 use crate::ids::Collective;
 use crate::tree::Shape;
 

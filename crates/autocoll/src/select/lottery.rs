@@ -53,269 +53,9 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-pub use super::adaptive::{default_candidates, Key};
-use super::{Algorithm, Implementation};
+use super::implementation::{Algorithm, Implementation};
+pub use super::key::{default_candidates, Key};
 use crate::stats::median;
-
-/// How the tickets that the best candidate does not hold are spread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Policy {
-    /// Equal shares for every other candidate (the paper's policy).
-    Uniform,
-    /// Shares in inverse proportion to each candidate's average time.
-    InverseTime,
-}
-
-/// What a call's time is, for the lottery: the measure it minimises.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Objective {
-    /// The call as a whole: its span on a shared clock (first enter to
-    /// last leave), else the slowest rank's own time. What a program that
-    /// waits for every rank after the call (the next collective, a
-    /// barrier) pays.
-    #[default]
-    Slowest,
-    /// The mean over ranks of each rank's own time in the call: the time
-    /// the ranks spend in it together, and what OSU's benchmarks report.
-    /// A tree whose leaves leave early (a reduce's) scores better here.
-    Mean,
-}
-
-impl std::str::FromStr for Objective {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        match text.trim() {
-            "slowest" => Ok(Objective::Slowest),
-            "mean" => Ok(Objective::Mean),
-            other => Err(format!(
-                "unknown objective {other:?}: expected slowest or mean"
-            )),
-        }
-    }
-}
-
-/// The scheduler's knobs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Params {
-    /// Share of the tickets the best candidate holds.
-    pub alpha: f64,
-    /// How the rest is spread.
-    pub policy: Policy,
-    /// Weight of a new time in the exponential averages, once a candidate
-    /// has `1/weight` times (before, each weighs 1/count: a plain mean).
-    ///
-    /// Small (0.002), because the best candidate runs ~25 calls a period
-    /// and the others 2–3 calls every few hundred: at 0.05 the best's
-    /// average was its last period, the others' spanned the whole run. On
-    /// 4 processes on 2 cores, whose two states come and go every 100–500
-    /// calls and reorder the trees, one period in the best's bad state then
-    /// handed the lead to a tree measured across both, and the lead went
-    /// back and forth (320 interleaved runs: settled within the bound in
-    /// 87 at 0.05, 180 at 0.002). Changes of 25% and more are the drift
-    /// rule's, which restarts the averages.
-    pub weight: f64,
-    /// Tries of every candidate before any is left out.
-    pub min_tries: u32,
-    /// Calls after which a left-out candidate is measured afresh.
-    pub readmit_after: u32,
-    /// Time-to-live of a candidate holding every ticket; a draw's TTL is
-    /// 1 + ⌊ttl_scale × share⌋.
-    pub ttl_scale: f64,
-    /// Standard deviations above its average that signal drift.
-    pub drift_sigmas: f64,
-    /// Ratio to its average that a period must also exceed to signal drift.
-    pub drift_ratio: f64,
-    /// Lottery draws, for consecutive periods, that one broadcast carries
-    /// (at least 1). Each draw message costs a reduction and a broadcast,
-    /// paid by the call that follows; drawing two periods at once halves
-    /// that cost and leaves the odds of every draw as they were. The
-    /// warm-up's draws fill a message's [`Params::slots`].
-    pub ahead: u32,
-    /// The measure of a call's time that the lottery minimises.
-    #[serde(default)]
-    pub objective: Objective,
-    /// How much faster than the MPI library's own algorithm (`<op>:mpi`,
-    /// the home candidate, where it is one) another must look to be the
-    /// best: within this share of the best's average, home is the best.
-    /// A program that preloads the library expects its MPI's speed at the
-    /// least; a candidate the averages put a few percent ahead is, as
-    /// often as not, a few tries' luck (issue 18: on the emulated cluster,
-    /// `allgather:hier` at 64 B held the lead at 18% ahead of home's three
-    /// tries and ran 11% behind it).
-    #[serde(default = "default_home_margin")]
-    pub home_margin: f64,
-    /// Tries of the home candidate in the warm-up (the others get
-    /// `min_tries`): its average is what every other one must beat.
-    #[serde(default = "default_home_tries")]
-    pub home_tries: u32,
-    /// What exploring may cost, for pools with an incumbent
-    /// ([`Pool::set_incumbent`]): `None` explores as the paper does, every
-    /// candidate tried from the start.
-    #[serde(default)]
-    pub budget: Option<Budget>,
-}
-
-fn default_home_margin() -> f64 {
-    Params::default().home_margin
-}
-
-fn default_home_tries() -> u32 {
-    Params::default().home_tries
-}
-
-impl Params {
-    /// A draw's time-to-live at `share` of the tickets, as the paper has
-    /// it: 1 + ⌊ttl_scale × share⌋.
-    fn usual_ttl(&self, share: f64) -> u32 {
-        1 + (self.ttl_scale * share).floor() as u32
-    }
-
-    /// Draws one message has room for: the lottery's `ahead`, and at least
-    /// [`WARM_UP_SLOTS`] for the warm-up's.
-    pub fn slots(&self) -> usize {
-        (self.ahead.max(1) as usize).max(WARM_UP_SLOTS)
-    }
-}
-
-/// Warm-up draws one message carries at most: four candidates' three
-/// tries in two messages instead of twelve (on 4 threads a message costs
-/// about three 64 KiB calls).
-pub const WARM_UP_SLOTS: usize = 8;
-
-/// Calls a try holds at least (a warm-up's, a readmission's, an
-/// exploration's): the first call of a candidate after another's, or
-/// after a draw message, runs off its usual time and is not learnt from,
-/// so a try of one call taught only that (issue 18: Open MPI's own
-/// allreduce, 4 KiB on 4 local ranks, took 35-57 µs on its first call
-/// after one of autocoll's trees, against its usual 31.5).
-pub const TRY_CALLS: u32 = 2;
-
-/// How many times its usual time-to-live a candidate alone in the lottery
-/// (every other one left out) may hold: it holds until the next left-out
-/// one is due back (no draw could differ before), and every draw message
-/// costs a reduction and a broadcast, about two small collectives (issue
-/// 18). Four times: the drift rule, which looks at a period when it ends,
-/// then sees a change at most 124 calls late, or 155 when it began in the
-/// last quarter of a hold (too few times to move the median of its second
-/// half: the next hold shows it).
-pub const ALONE_HOLDS: u32 = 4;
-
-impl Default for Params {
-    fn default() -> Self {
-        Params {
-            alpha: 0.8,
-            policy: Policy::Uniform,
-            weight: 0.002,
-            min_tries: 3,
-            readmit_after: 200,
-            ttl_scale: 30.0,
-            drift_sigmas: 3.0,
-            drift_ratio: 1.25,
-            ahead: 2,
-            objective: Objective::Slowest,
-            home_margin: 0.05,
-            home_tries: 10,
-            budget: None,
-        }
-    }
-}
-
-/// What the scheduler knows of one candidate.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Stats {
-    /// The implementation.
-    #[serde(rename = "impl")]
-    pub imp: Implementation,
-    /// Exponential average of its time, in seconds.
-    pub mean_s: f64,
-    /// Exponential variance of its time, in seconds squared.
-    pub var_s2: f64,
-    /// Times recorded.
-    pub count: u32,
-    /// Call at which a left-out candidate comes back; `None` when in.
-    /// A run's call count starts again at zero: the state file keeps
-    /// [`Stats::readmit_in`] instead.
-    #[serde(skip)]
-    pub excluded_until: Option<u64>,
-    /// Calls a left-out candidate still had to wait when the state was
-    /// saved; the next run waits them out (issue 18: a program that makes
-    /// fewer calls of a size than the wait, run after run, never tried a
-    /// left-out candidate again, however wrong its one bad impression).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub readmit_in: Option<u64>,
-    /// Times left out, in this run and the runs it resumes; each doubles
-    /// the next wait, so that a truly slow candidate costs a long-lived
-    /// program's runs fewer and fewer trials.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub strikes: u32,
-    /// The next time replaces the average instead of joining it.
-    #[serde(skip)]
-    pub stale: bool,
-    /// Not tried again in this run: a call of it took more than
-    /// [`Budget::far`] times the best's average.
-    #[serde(skip)]
-    pub banned: bool,
-}
-
-impl Stats {
-    fn new(imp: Implementation) -> Self {
-        Stats {
-            imp,
-            mean_s: 0.0,
-            var_s2: 0.0,
-            count: 0,
-            excluded_until: None,
-            readmit_in: None,
-            strikes: 0,
-            stale: false,
-            banned: false,
-        }
-    }
-
-    fn sd(&self) -> f64 {
-        self.var_s2.max(0.0).sqrt()
-    }
-
-    /// Adds a time. Past warm-up, a time above the average counts as at
-    /// most two standard deviations above it: call times have a long right
-    /// tail (a rank descheduled, a retransmission) that says little about
-    /// the candidate, and averaging it in raw made the averages of
-    /// candidates a few percent apart cross at random. A lasting slowdown
-    /// still shows: every later time pushes the average up again, and the
-    /// drift rule works on unclipped times. The variance is clipped alike:
-    /// clipped at four deviations instead, each slow time multiplied it by
-    /// 3.4, so that seven slow times at the end of one period (a slowdown
-    /// that began there) raised the deviation 69-fold and hid the next
-    /// period's slowdown from the drift rule.
-    ///
-    /// The first `1/w` times are averaged plainly (each new time weighs
-    /// `1/count`), and only then exponentially: started from a single
-    /// time, the average leaned on it for dozens of calls, and the variance,
-    /// started from zero, came out at a fraction of the true one after a
-    /// few tries. Candidates 3% apart were then left out on their warm-up's
-    /// three times, the true best among them (on 4 local processes at
-    /// 64 KiB, the lottery spent 70% of a run on a tree 7% slower).
-    fn add(&mut self, t: f64, w: f64, warm: bool) {
-        let w = w.max(1.0 / (f64::from(self.count) + 1.0));
-        let t = if warm {
-            t.min(self.mean_s + 2.0 * self.sd().max(0.05 * self.mean_s))
-        } else {
-            t
-        };
-        if self.count == 0 || std::mem::take(&mut self.stale) {
-            self.mean_s = t;
-            self.var_s2 = 0.0;
-        } else {
-            let diff = t - self.mean_s;
-            self.mean_s += w * diff;
-            self.var_s2 = (1.0 - w) * (self.var_s2 + w * diff * diff);
-        }
-        self.count = self.count.saturating_add(1);
-    }
-}
 
 /// The lottery of one (collective, size, size-class): its candidates and
 /// what is known of them.
@@ -789,10 +529,6 @@ impl Pool {
     }
 }
 
-fn is_zero(n: &u32) -> bool {
-    *n == 0
-}
-
 /// A small, seedable generator (xorshift64*): draws must be reproducible.
 #[derive(Clone, Debug)]
 pub struct Rng(u64);
@@ -822,7 +558,12 @@ impl Rng {
 }
 
 mod budget;
+mod budgeted;
+mod params;
+mod stats;
 pub use budget::Budget;
+pub use params::{Objective, Params, Policy, ALONE_HOLDS, TRY_CALLS, WARM_UP_SLOTS};
+pub use stats::Stats;
 
 #[cfg(test)]
 mod tests;

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-use super::adaptive::Key;
+use super::key::Key;
 use super::lottery::{Objective, Pool, Stats};
 use crate::error::{Error, Result};
 use crate::ids::Collective;

@@ -23,7 +23,9 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{default_for, format_bytes, parse_bytes, Group, Implementation, Selector};
+use super::fixed::default_for;
+use super::implementation::{format_bytes, parse_bytes, Implementation};
+use super::selector::{Group, Selector};
 use crate::error::{Error, Result};
 use crate::ids::Collective;
 

@@ -16,7 +16,8 @@ pub(crate) mod recorder;
 
 /// Starting a trace runs collectives, so it sits in [`crate::comm`]; the
 /// public paths stay here.
-pub use crate::comm::tracing::{
-    file_of, from_env, prepare_dir, TraceOptions, ENV_TRACE, ENV_TRACE_EVENTS,
+pub use crate::comm::trace_options::{
+    file_of, prepare_dir, TraceOptions, ENV_TRACE, ENV_TRACE_EVENTS,
 };
+pub use crate::comm::tracing::from_env;
 pub use recorder::{Recorder, Usage, DEFAULT_CAPACITY_EVENTS, MIN_CAPACITY_EVENTS};

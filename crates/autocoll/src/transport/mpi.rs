@@ -43,17 +43,17 @@ use mpi::environment::Universe;
 use mpi::ffi;
 
 use crate::error::{Error, Result};
-use crate::ids::CallSig;
-use crate::ids::Collective;
 use crate::transport::mailbox::{Incoming, Mailbox};
 use crate::transport::{Message, Tag, Transport, DEFAULT_TIMEOUT};
+
+mod header;
+
+use header::{decode, encode, Header, HEADER};
 
 /// Payloads up to this many bytes ride in their header's message.
 pub const INLINE_MAX: usize = 4096;
 /// Largest piece of a long payload (see [`pieces`]).
 const PIECE: usize = 60 * 1024;
-/// Bytes of the header in front of every message.
-const HEADER: usize = 32;
 /// MPI tag of header messages.
 const HEADER_TAG: c_int = 1;
 /// MPI tag of long payloads, which follow their header.
@@ -719,133 +719,5 @@ fn mpi_ok(call: &'static str, code: c_int) -> Result<()> {
     }
 }
 
-/// What a header says.
-#[derive(Debug, PartialEq)]
-struct Header {
-    tag: Tag,
-    len: usize,
-    inline: bool,
-}
-
-/// Layout (little-endian): kind (0 collective, 1 user), phase, collective,
-/// inline flag, root (u32), sequence number or user tag (u64), the call's
-/// bytes (u64), payload length (u64).
-fn encode(tag: &Tag, len: usize, inline: bool) -> [u8; HEADER] {
-    let mut h = [0u8; HEADER];
-    match *tag {
-        Tag::Coll { call, phase } => {
-            h[1] = phase;
-            h[2] = Collective::ALL
-                .iter()
-                .position(|&c| c == call.op)
-                .expect("in ALL") as u8;
-            h[4..8].copy_from_slice(&call.root.to_le_bytes());
-            h[8..16].copy_from_slice(&call.seq.to_le_bytes());
-            h[16..24].copy_from_slice(&call.bytes.to_le_bytes());
-        }
-        Tag::User(t) => {
-            h[0] = 1;
-            h[8..16].copy_from_slice(&t.to_le_bytes());
-        }
-    }
-    h[3] = u8::from(inline);
-    h[24..32].copy_from_slice(&(len as u64).to_le_bytes());
-    h
-}
-
-fn decode(buf: &[u8]) -> std::result::Result<Header, String> {
-    if buf.len() < HEADER {
-        return Err(format!(
-            "message of {} bytes is shorter than a header",
-            buf.len()
-        ));
-    }
-    let u64_at = |i: usize| u64::from_le_bytes(buf[i..i + 8].try_into().expect("8 bytes"));
-    let tag = match buf[0] {
-        0 => Tag::Coll {
-            phase: buf[1],
-            call: CallSig {
-                seq: u64_at(8),
-                op: *Collective::ALL
-                    .get(buf[2] as usize)
-                    .ok_or_else(|| format!("unknown collective number {}", buf[2]))?,
-                root: u32::from_le_bytes(buf[4..8].try_into().expect("4 bytes")),
-                bytes: u64_at(16),
-            },
-        },
-        1 => Tag::User(u64_at(8)),
-        kind => return Err(format!("unknown message kind {kind}")),
-    };
-    let len = usize::try_from(u64_at(24)).map_err(|_| "payload length overflows".to_string())?;
-    let inline = match buf[3] {
-        0 => false,
-        1 => true,
-        f => return Err(format!("bad inline flag {f}")),
-    };
-    Ok(Header { tag, len, inline })
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn headers_round_trip_for_every_kind_of_tag() {
-        let call = CallSig {
-            seq: u64::MAX - 3,
-            op: Collective::Allgather,
-            root: 7,
-            bytes: 1 << 40,
-        };
-        for (tag, len, inline) in [
-            (Tag::Coll { call, phase: 200 }, 0, true),
-            (Tag::Coll { call, phase: 0 }, 1 << 33, false),
-            (Tag::User(0xC4EC), 4096, true),
-        ] {
-            let h = encode(&tag, len, inline);
-            assert_eq!(decode(&h).unwrap(), Header { tag, len, inline });
-        }
-    }
-
-    #[test]
-    fn a_long_payload_goes_in_pieces_under_the_eager_limit() {
-        for len in [INLINE_MAX + 1, PIECE, PIECE + 1, 3 * PIECE - 7, 1 << 22] {
-            let parts: Vec<_> = pieces(len).collect();
-            assert_eq!(parts.len(), len.div_ceil(PIECE), "{len}");
-            assert_eq!(parts[0].start, 0);
-            assert_eq!(parts.last().unwrap().end, len);
-            for w in parts.windows(2) {
-                assert_eq!(w[0].end, w[1].start, "{len}: a gap or an overlap");
-            }
-            // Open MPI's tcp eager limit, less its match header.
-            assert!(parts.iter().all(|r| !r.is_empty() && r.len() < 65536 - 64));
-        }
-    }
-
-    #[test]
-    fn bad_headers_are_refused_with_the_reason() {
-        let good = encode(&Tag::User(1), 0, true);
-        assert!(decode(&good[..31]).unwrap_err().contains("shorter"));
-        let mut bad = good;
-        bad[0] = 9;
-        assert!(decode(&bad).unwrap_err().contains("kind 9"));
-        let mut bad = encode(
-            &Tag::Coll {
-                call: CallSig {
-                    seq: 0,
-                    op: Collective::Bcast,
-                    root: 0,
-                    bytes: 0,
-                },
-                phase: 0,
-            },
-            0,
-            true,
-        );
-        bad[2] = 7;
-        assert!(decode(&bad).unwrap_err().contains("collective number 7"));
-        bad[2] = 0;
-        bad[3] = 2;
-        assert!(decode(&bad).unwrap_err().contains("inline flag"));
-    }
-}
+mod tests;

@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use super::{Key, Lottery};
 use crate::layout::Layout;
 use crate::select::estimate::{self, Cost, Link};
+use crate::select::implementation::Implementation;
 use crate::select::lottery::{Budget, Pool};
+use crate::select::selector::Group;
 use crate::select::state::Learned;
-use crate::select::{Group, Implementation};
 
 impl Lottery {
     /// Sets the pool's predicted times, from the given model or one fitted

@@ -1,7 +1,8 @@
 use super::*;
 use crate::layout::Layout;
+use crate::select::implementation::Algorithm;
 use crate::select::lottery::Budget;
-use crate::select::Algorithm;
+use crate::tree::Shape;
 
 #[test]
 fn a_draw_message_names_candidates_and_a_zero_ttl_ends_it() {

@@ -2,6 +2,7 @@
 //! them.
 
 use super::*;
+use crate::balance::op::check_table;
 
 #[test]
 fn the_variable_takes_a_mode_or_key_value_pairs() {

@@ -1,37 +1,30 @@
-//! The balancer's messages: how a rank's wait is measured (a [`Probe`] on
-//! the observer hook), how it reaches rank 0 (a report on a reserved tag,
+//! The balancer's messages: how a rank's wait (its probe's) reaches rank 0 (a report on a reserved tag,
 //! sent after the call, drained without blocking), and how rank 0's
 //! decision reaches every rank (one small binomial broadcast before the
 //! call it applies to, and a second carrying a whole table when there is
 //! one).
 
 use std::ops::RangeInclusive;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 
-use super::op::Message;
-use super::rules::{Change, Kind};
 use super::Balancer;
-use crate::comm::communicator::Communicator;
+use crate::balance::op::Message;
+use crate::balance::rules::{Change, Kind};
 use crate::error::{Error, Result};
 use crate::ids::Collective;
 use crate::layout::Layout;
-use crate::observe::{Event, Observer, Stage};
 use crate::select::Implementation;
 use crate::transport::{Tag, Transport};
 use crate::tree::Shape;
 
 /// The user tags reserved for the balancer's reports: the base plus the
-/// balancer's [`super::Params::channel`]. Programs that send their own
+/// balancer's [`crate::balance::Params::channel`]. Programs that send their own
 /// point-to-point messages on a communicator with a balancer must not use
 /// them.
 pub const REPORT_TAGS: RangeInclusive<u64> = REPORT_TAG_BASE..=REPORT_TAG_BASE + 0xFFFF;
 /// The first of [`REPORT_TAGS`].
 pub const REPORT_TAG_BASE: u64 = 0xBA1A_0000;
-
-/// A wait not measured yet in the call under way.
-const PENDING: u64 = u64::MAX;
 
 /// Words of a decision's first message: the collective, why, the next
 /// period, the two ranks of a swap, and the focus root.
@@ -40,54 +33,15 @@ const HEADER_WORDS: usize = 6;
 /// The focus word of a decision without a focus root.
 const NO_FOCUS: u32 = u32::MAX;
 
-/// Measures one rank's wait in the balanced call under way: from `Enter`
-/// to the first `Received` from its parent in the call's tree (0 for the
-/// root, and for a call that receives nothing). Interior state, one call
-/// at a time, nothing allocated.
-#[derive(Default)]
-pub(crate) struct Probe {
-    /// The sequence number of the call measured, plus one (0: none).
-    armed: AtomicU64,
-    enter: AtomicU64,
-    wait: AtomicU64,
-}
-
-impl Probe {
-    /// Measures the call numbered `seq`.
-    fn arm(&self, seq: u64) {
-        self.wait.store(0, Ordering::Relaxed);
-        self.armed.store(seq + 1, Ordering::Relaxed);
-    }
-
-    /// The wait of the call measured (ns).
-    fn wait(&self) -> u64 {
-        match self.wait.load(Ordering::Relaxed) {
-            PENDING => 0,
-            w => w,
-        }
-    }
-}
-
-impl Observer for Probe {
-    fn event(&self, e: &Event<'_>) {
-        if e.sig.seq.wrapping_add(1) != self.armed.load(Ordering::Relaxed) {
-            return;
-        }
-        let parent = e.tree.and_then(|t| t.parent(e.rank));
-        match e.stage {
-            Stage::Enter => {
-                self.enter.store(e.time_ns, Ordering::Relaxed);
-                let wait = if parent.is_some() { PENDING } else { 0 };
-                self.wait.store(wait, Ordering::Relaxed);
-            }
-            Stage::Received if e.peer == parent && self.wait.load(Ordering::Relaxed) == PENDING => {
-                let enter = self.enter.load(Ordering::Relaxed);
-                self.wait
-                    .store(e.time_ns.saturating_sub(enter), Ordering::Relaxed);
-            }
-            _ => {}
-        }
-    }
+/// What the balancer's decisions need of the communicator they travel on:
+/// its transport, where its ranks run, and broadcasts it does not balance.
+pub(crate) trait Comm {
+    /// The transport, for the reports.
+    fn transport_mut(&mut self) -> &mut dyn Transport;
+    /// Where the ranks run.
+    fn layout(&self) -> Result<&Layout>;
+    /// Broadcasts `words` from `root` with `imp`.
+    fn bcast_with(&mut self, imp: &Implementation, words: &mut [u32], root: usize) -> Result<()>;
 }
 
 impl Balancer {
@@ -98,7 +52,7 @@ impl Balancer {
     /// Before a balanced call of `op`, numbered by `comm` next: the
     /// decision, when one is due. `comm` must not hold this balancer (its
     /// own broadcasts are not balanced).
-    pub(crate) fn before(&mut self, comm: &mut Communicator, op: Collective) -> Result<()> {
+    pub(crate) fn before(&mut self, comm: &mut dyn Comm, op: Collective) -> Result<()> {
         let due = self.state(op).is_some_and(|s| s.due());
         if !due {
             return Ok(());
@@ -140,7 +94,7 @@ impl Balancer {
     /// follows it when it carries one.
     fn received(
         &mut self,
-        comm: &mut Communicator,
+        comm: &mut dyn Comm,
         op: Collective,
         words: &[u32; HEADER_WORDS],
     ) -> Result<Message> {

@@ -1,0 +1,425 @@
+//! What an algorithm sends: every rank's sends and receives, in the order
+//! the code under `coll` issues them, for the model to replay.
+
+use crate::ids::Collective;
+use crate::layout::Layout;
+use crate::select::implementation::{Algorithm, Implementation};
+use crate::tree::Tree;
+
+/// One step of a rank's program.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Op {
+    Send { to: usize, bytes: usize },
+    Recv { from: usize },
+}
+
+/// Every rank's sends and receives, in the order its code issues them.
+pub(super) struct Plan {
+    pub(super) ops: Vec<Vec<Op>>,
+}
+
+impl Plan {
+    fn send(&mut self, from: usize, to: usize, bytes: usize) {
+        self.ops[from].push(Op::Send { to, bytes });
+    }
+
+    fn recv(&mut self, at: usize, from: usize) {
+        self.ops[at].push(Op::Recv { from });
+    }
+}
+
+/// The plan of `imp`, whose segment size is `seg` (unbounded when
+/// unsegmented); `None` where the code has no such algorithm.
+pub(super) fn plan(
+    imp: &Implementation,
+    layout: &Layout,
+    bytes: usize,
+    seg: usize,
+) -> Option<Plan> {
+    let ranks = layout.size();
+    let mut plan = Plan {
+        ops: vec![Vec::new(); ranks],
+    };
+    match (&imp.algorithm, imp.op) {
+        (Algorithm::Tree(shape), op) => {
+            let tree = Tree::build_in(shape, layout, 0, None).ok()?;
+            for rank in 0..ranks {
+                tree_rank(&mut plan, &tree, op, rank, bytes, seg)?;
+            }
+        }
+        (Algorithm::Ring, Collective::Allgather) => ring_allgather(&mut plan, bytes),
+        (Algorithm::Ring, Collective::Allreduce) => ring_allreduce(&mut plan, bytes),
+        (Algorithm::RecursiveDoubling, Collective::Allgather) => {
+            doubling_allgather(&mut plan, bytes)
+        }
+        (Algorithm::RecursiveDoubling, Collective::Allreduce) => {
+            doubling_allreduce(&mut plan, bytes)
+        }
+        (Algorithm::Rabenseifner, Collective::Allreduce) => rabenseifner(&mut plan, bytes),
+        (Algorithm::Dissemination, Collective::Barrier) => dissemination(&mut plan),
+        _ => return None,
+    }
+    Some(plan)
+}
+
+/// One rank's part of a collective over a tree, composed as `coll` does:
+/// allreduce is reduce whose root starts the broadcast, allgather is
+/// gather then a broadcast of the whole vector.
+fn tree_rank(
+    plan: &mut Plan,
+    tree: &Tree,
+    op: Collective,
+    rank: usize,
+    bytes: usize,
+    seg: usize,
+) -> Option<()> {
+    match op {
+        Collective::Bcast => bcast(plan, tree, rank, bytes, seg),
+        Collective::Reduce => reduce(plan, tree, rank, bytes, seg, false),
+        Collective::Allreduce => {
+            reduce(plan, tree, rank, bytes, seg, true);
+            if tree.parent(rank).is_some() {
+                bcast(plan, tree, rank, bytes, seg);
+            }
+        }
+        Collective::Scatter => scatter(plan, tree, rank, bytes, seg),
+        Collective::Gather => gather(plan, tree, rank, bytes, seg),
+        Collective::Allgather => {
+            gather(plan, tree, rank, bytes, seg);
+            bcast(plan, tree, rank, tree.size().checked_mul(bytes)?, seg);
+        }
+        Collective::Barrier => tree_barrier(plan, tree, rank),
+    }
+    Some(())
+}
+
+/// The lengths of the segments of a `total`-byte message.
+fn pieces(total: usize, seg: usize) -> impl Iterator<Item = usize> {
+    let seg = seg.max(1);
+    (0..total.div_ceil(seg)).map(move |k| seg.min(total - k * seg))
+}
+
+fn bcast(plan: &mut Plan, tree: &Tree, rank: usize, n: usize, seg: usize) {
+    for len in pieces(n, seg) {
+        if let Some(up) = tree.parent(rank) {
+            plan.recv(rank, up);
+        }
+        for &child in tree.children(rank) {
+            plan.send(rank, child, len);
+        }
+    }
+}
+
+/// Reduce; with `down` the root hands each finished segment to its
+/// children at once, as allreduce's does.
+fn reduce(plan: &mut Plan, tree: &Tree, rank: usize, n: usize, seg: usize, down: bool) {
+    for len in pieces(n, seg) {
+        for &child in tree.children(rank) {
+            plan.recv(rank, child);
+        }
+        match tree.parent(rank) {
+            Some(up) => plan.send(rank, up, len),
+            None if down => {
+                for &child in tree.children(rank) {
+                    plan.send(rank, child, len);
+                }
+            }
+            None => {}
+        }
+    }
+}
+
+/// A rank's bundle on its way up: it leaves in whole segments as soon as
+/// their bytes are there.
+struct Upward {
+    to: Option<usize>,
+    total: usize,
+    sent: usize,
+    seg: usize,
+}
+
+impl Upward {
+    fn flush(&mut self, plan: &mut Plan, from: usize, have: usize) {
+        let Some(to) = self.to else { return };
+        while self.sent < self.total {
+            let end = self.sent.saturating_add(self.seg).min(self.total);
+            if end > have {
+                return;
+            }
+            plan.send(from, to, end - self.sent);
+            self.sent = end;
+        }
+    }
+}
+
+fn gather(plan: &mut Plan, tree: &Tree, rank: usize, b: usize, seg: usize) {
+    let mut up = Upward {
+        to: tree.parent(rank),
+        total: tree.subtree(rank).len() * b,
+        sent: 0,
+        seg,
+    };
+    let mut have = b;
+    up.flush(plan, rank, have);
+    for &child in tree.children(rank) {
+        for len in pieces(tree.subtree(child).len() * b, seg) {
+            plan.recv(rank, child);
+            have += len;
+            up.flush(plan, rank, have);
+        }
+    }
+}
+
+fn scatter(plan: &mut Plan, tree: &Tree, rank: usize, b: usize, seg: usize) {
+    let base = tree.preorder_index(rank);
+    // (child, next byte of its bundle to send, end of its bundle).
+    let mut kids: Vec<(usize, usize, usize)> = tree
+        .children(rank)
+        .iter()
+        .map(|&c| {
+            let start = (tree.preorder_index(c) - base) * b;
+            (c, start, start + tree.subtree(c).len() * b)
+        })
+        .collect();
+    let total = tree.subtree(rank).len() * b;
+    let Some(up) = tree.parent(rank) else {
+        return hand_out(plan, rank, &mut kids, total, seg);
+    };
+    let mut have = 0;
+    for len in pieces(total, seg) {
+        plan.recv(rank, up);
+        have += len;
+        hand_out(plan, rank, &mut kids, have, seg);
+    }
+}
+
+/// Sends every whole segment of the children's bundles within the first
+/// `have` bytes, one segment per child in turn, as scatter's code does.
+fn hand_out(
+    plan: &mut Plan,
+    rank: usize,
+    kids: &mut [(usize, usize, usize)],
+    have: usize,
+    seg: usize,
+) {
+    loop {
+        let mut progress = false;
+        for (child, next, end) in kids.iter_mut() {
+            let stop = next.saturating_add(seg).min(*end);
+            if *next < stop && stop <= have {
+                plan.send(rank, *child, stop - *next);
+                *next = stop;
+                progress = true;
+            }
+        }
+        if !progress {
+            return;
+        }
+    }
+}
+
+fn tree_barrier(plan: &mut Plan, tree: &Tree, rank: usize) {
+    for &child in tree.children(rank) {
+        plan.recv(rank, child);
+    }
+    if let Some(up) = tree.parent(rank) {
+        plan.send(rank, up, 0);
+        plan.recv(rank, up);
+    }
+    for &child in tree.children(rank) {
+        plan.send(rank, child, 0);
+    }
+}
+
+fn ring_allgather(plan: &mut Plan, b: usize) {
+    let p = plan.ops.len();
+    for rank in 0..p {
+        for _ in 1..p {
+            plan.send(rank, (rank + 1) % p, b);
+            plan.recv(rank, (rank + p - 1) % p);
+        }
+    }
+}
+
+/// The length of block `i` of `n` bytes cut into `parts` near-equal ones.
+fn block_len(n: usize, parts: usize, i: usize) -> usize {
+    let edge = |i: usize| (i as u128 * n as u128 / parts as u128) as usize;
+    edge(i % parts + 1) - edge(i % parts)
+}
+
+fn ring_allreduce(plan: &mut Plan, n: usize) {
+    let p = plan.ops.len();
+    if p < 2 {
+        return;
+    }
+    for rank in 0..p {
+        let (right, left) = ((rank + 1) % p, (rank + p - 1) % p);
+        for s in 0..p - 1 {
+            plan.send(rank, right, block_len(n, p, rank + p - s));
+            plan.recv(rank, left);
+        }
+        for s in 0..p - 1 {
+            plan.send(rank, right, block_len(n, p, rank + 1 + p - s));
+            plan.recv(rank, left);
+        }
+    }
+}
+
+/// The fold of a communicator onto a power of two that recursive doubling
+/// and Rabenseifner use (the first 2·rem ranks pair up, the even one of a
+/// pair sits out).
+struct Fold {
+    p2: usize,
+    rem: usize,
+}
+
+impl Fold {
+    fn new(size: usize) -> Fold {
+        let p2 = match size {
+            0 => 0,
+            _ => 1 << (usize::BITS - 1 - size.leading_zeros()),
+        };
+        Fold { p2, rem: size - p2 }
+    }
+
+    fn partner(&self, rank: usize) -> Option<usize> {
+        (rank < 2 * self.rem).then_some(rank ^ 1)
+    }
+
+    fn sits_out(&self, rank: usize) -> bool {
+        rank < 2 * self.rem && rank.is_multiple_of(2)
+    }
+
+    fn new_rank(&self, rank: usize) -> usize {
+        match rank < 2 * self.rem {
+            true => rank / 2,
+            false => rank - self.rem,
+        }
+    }
+
+    fn real(&self, nr: usize) -> usize {
+        match nr < self.rem {
+            true => 2 * nr + 1,
+            false => nr + self.rem,
+        }
+    }
+
+    /// The lowest real rank new rank `nr` stands for.
+    fn first(&self, nr: usize) -> usize {
+        match nr <= self.rem {
+            true => 2 * nr,
+            false => nr + self.rem,
+        }
+    }
+
+    /// The pairing step before the exchanges: `bytes` to the odd partner.
+    /// Returns whether `rank` goes on to the exchanges; one that sits out
+    /// waits here for the result its partner hands back in `fold_out`.
+    fn fold_in(&self, plan: &mut Plan, rank: usize, bytes: usize) -> bool {
+        match self.partner(rank) {
+            Some(partner) if self.sits_out(rank) => {
+                plan.send(rank, partner, bytes);
+                plan.recv(rank, partner);
+                false
+            }
+            Some(partner) => {
+                plan.recv(rank, partner);
+                true
+            }
+            None => true,
+        }
+    }
+
+    fn fold_out(&self, plan: &mut Plan, rank: usize, bytes: usize) {
+        if let Some(partner) = self.partner(rank) {
+            plan.send(rank, partner, bytes);
+        }
+    }
+}
+
+fn doubling_allgather(plan: &mut Plan, b: usize) {
+    let p = plan.ops.len();
+    doubling(plan, b, p * b, |fold, nr, mask| {
+        let base = nr & !(mask - 1);
+        (fold.first(base + mask) - fold.first(base)) * b
+    });
+}
+
+fn doubling_allreduce(plan: &mut Plan, n: usize) {
+    doubling(plan, n, n, |_, _, _| n);
+}
+
+/// Recursive doubling over the ranks folded onto a power of two: `fold_in`
+/// bytes from each extra rank to its partner, `step(fold, new rank, mask)`
+/// bytes each way per round, `fold_out` bytes back to the extra ranks.
+fn doubling(
+    plan: &mut Plan,
+    fold_in: usize,
+    fold_out: usize,
+    step: impl Fn(&Fold, usize, usize) -> usize,
+) {
+    let p = plan.ops.len();
+    let fold = Fold::new(p);
+    for rank in 0..p {
+        if !fold.fold_in(plan, rank, fold_in) {
+            continue;
+        }
+        let nr = fold.new_rank(rank);
+        let mut mask = 1;
+        while mask < fold.p2 {
+            let peer = fold.real(nr ^ mask);
+            plan.send(rank, peer, step(&fold, nr, mask));
+            plan.recv(rank, peer);
+            mask <<= 1;
+        }
+        fold.fold_out(plan, rank, fold_out);
+    }
+}
+
+fn rabenseifner(plan: &mut Plan, n: usize) {
+    let p = plan.ops.len();
+    let fold = Fold::new(p);
+    for rank in 0..p {
+        if !fold.fold_in(plan, rank, n) {
+            continue;
+        }
+        let nr = fold.new_rank(rank);
+        let mut held = (0, n);
+        let mut history = Vec::new();
+        let mut mask = fold.p2 / 2;
+        while mask > 0 {
+            let mid = held.0 + (held.1 - held.0) / 2;
+            let (keep, give) = match nr & mask == 0 {
+                true => ((held.0, mid), held.1 - mid),
+                false => ((mid, held.1), mid - held.0),
+            };
+            let peer = fold.real(nr ^ mask);
+            plan.send(rank, peer, give);
+            plan.recv(rank, peer);
+            history.push(held);
+            held = keep;
+            mask /= 2;
+        }
+        let mut mask = 1;
+        while let Some(outer) = history.pop() {
+            let peer = fold.real(nr ^ mask);
+            plan.send(rank, peer, held.1 - held.0);
+            plan.recv(rank, peer);
+            held = outer;
+            mask <<= 1;
+        }
+        fold.fold_out(plan, rank, n);
+    }
+}
+
+fn dissemination(plan: &mut Plan) {
+    let p = plan.ops.len();
+    for rank in 0..p {
+        let mut dist = 1;
+        while dist < p {
+            plan.send(rank, (rank + dist) % p, 0);
+            plan.recv(rank, (rank + p - dist) % p);
+            dist <<= 1;
+        }
+    }
+}

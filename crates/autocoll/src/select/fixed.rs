@@ -1,0 +1,76 @@
+//! The selector that never learns: MPI-like defaults, overridable per
+//! collective.
+
+use std::collections::HashMap;
+
+use super::implementation::{Algorithm, Implementation};
+use super::selector::{Group, Selector};
+use crate::error::Result;
+use crate::ids::Collective;
+use crate::tree::Shape;
+
+/// A fixed rule per collective: no learning, no surprises.
+///
+/// The built-in rule (`Defaults`) follows what MPI libraries ship: binomial
+/// trees for small messages, segmented pipelines and ring/Rabenseifner for
+/// large ones. `Fixed::new` overrides it for one collective at a time.
+#[derive(Clone, Debug, Default)]
+pub struct Fixed {
+    choices: HashMap<Collective, Implementation>,
+}
+
+impl Fixed {
+    /// Uses `imp` for its collective, the defaults for the others.
+    pub fn new(imp: Implementation) -> Self {
+        Fixed::default().with(imp)
+    }
+
+    /// Adds `imp` as the choice for its collective.
+    pub fn with(mut self, imp: Implementation) -> Self {
+        self.choices.insert(imp.op, imp);
+        self
+    }
+}
+
+impl Selector for Fixed {
+    fn select(
+        &mut self,
+        group: &mut dyn Group,
+        op: Collective,
+        bytes: usize,
+    ) -> Result<Implementation> {
+        Ok(match self.choices.get(&op) {
+            Some(imp) => imp.clone(),
+            None => default_for(op, group.size(), bytes),
+        })
+    }
+}
+
+/// Above this many bytes per rank the defaults switch to bandwidth-bound
+/// algorithms.
+const LARGE: usize = 64 * 1024;
+
+/// The built-in choice when nothing else is known.
+pub fn default_for(op: Collective, _ranks: usize, bytes: usize) -> Implementation {
+    let large = bytes > LARGE;
+    let tree = |shape, seg| Implementation {
+        op,
+        algorithm: Algorithm::Tree(shape),
+        seg,
+    };
+    let named = |algorithm| Implementation {
+        op,
+        algorithm,
+        seg: None,
+    };
+    match op {
+        Collective::Bcast | Collective::Reduce if large => tree(Shape::Binomial, Some(32 * 1024)),
+        Collective::Bcast | Collective::Reduce => tree(Shape::Binomial, None),
+        Collective::Scatter | Collective::Gather => tree(Shape::Binomial, None),
+        Collective::Allreduce if large => named(Algorithm::Rabenseifner),
+        Collective::Allreduce => named(Algorithm::RecursiveDoubling),
+        Collective::Allgather if large => named(Algorithm::Ring),
+        Collective::Allgather => named(Algorithm::RecursiveDoubling),
+        Collective::Barrier => named(Algorithm::Dissemination),
+    }
+}
