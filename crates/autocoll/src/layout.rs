@@ -133,8 +133,8 @@ impl Layout {
 
 /// A [`Layout`] built rank by rank. Names are looked up by hash, not by
 /// scanning the names so far: a communicator of 1024 simulated ranks, one
-/// a host, builds its layout on every rank, and the scans (a million
-/// string comparisons each) were a tenth of a `sim` run (issue 20).
+/// a host, builds its layout on every rank, and scans would cost a
+/// million string comparisons each.
 struct Build {
     layout: Layout,
     host_ids: HashMap<String, usize>,

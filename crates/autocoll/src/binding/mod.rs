@@ -2,16 +2,9 @@
 //!
 //! Where a machine runs more ranks than it has cores, which ranks share a
 //! core decides which tree is faster, and by more than any tolerance a
-//! tuner works to: four ranks on this project's 2-core machine, 1 KiB,
-//! `bcast:binary` over `bcast:flat` (paired duels of 100 rounds, five
-//! jobs a placement, 2026-11-28, `scripts/placement-duels`) took
-//! 0.79–0.84 of the flat tree's time with ranks 0 and 2 on one core and 1
-//! and 3 on the other, 1.02–1.08 with 0 and 1 together, 1.27–1.42 with 0
-//! and 3 together; left to the scheduler, 0.84–1.07 one day (by whichever
-//! placement it settled on in that job) and 1.03–1.05 the next.
-//! Unbound, every job of a sweep (a race, the jobs that settle its final,
-//! a duel that judges it) draws its own placement, and their verdicts
-//! differ for that reason alone.
+//! tuner works to (docs/measurement.md gives the duels); unbound, every job
+//! of a sweep draws its own placement, and their verdicts differ for that
+//! reason alone.
 //!
 //! So a tcp rank binds itself at start ([`apply`], from [`crate::init`],
 //! by the machines the job's set-up told every rank):

@@ -213,7 +213,7 @@ pub(crate) fn times_gather() -> Implementation {
 /// Every rank's `words`, in rank order, on every rank: the harness's own
 /// exchange, outside any selector or balancer. By recursive doubling:
 /// P log P messages, where a ring sends P (P − 1), a million at 1024
-/// simulated ranks (most of a `sim` run's context switches; issue 20).
+/// simulated ranks.
 pub(crate) fn allgather_words(comm: &mut Communicator, words: &[u64]) -> Result<Vec<u64>> {
     let imp = Implementation {
         op: Collective::Allgather,

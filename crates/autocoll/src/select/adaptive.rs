@@ -56,8 +56,7 @@ pub struct Lottery {
     in_flight: Option<InFlight>,
     /// This rank's calls of the periods since the last draw message, per
     /// pool. A B-tree: with a few keys its comparisons cost less than
-    /// hashing the key with SipHash on every call (a tenth of the
-    /// lottery's own time per call; issue 18).
+    /// hashing the key with SipHash on every call.
     recorded: BTreeMap<Key, Recorded>,
 }
 
@@ -112,11 +111,10 @@ impl Period {
     /// ranks leave a draw message staggered (rank 0 first), and on 4 local
     /// ranks (64 KiB) the span of the call that follows measured 10–20%
     /// away from the period's other calls, below in one run and above in
-    /// the next; the first call of a candidate after another's ran 5–80%
-    /// slower than its next ones (4 local ranks, allreduce 4 KiB, Open
-    /// MPI's own: 35–57 µs against 31.5). Learnt from, it made each
+    /// the next; the first call of a candidate after another's runs up to
+    /// 80% slower than its next ones, and learnt from, it makes every
     /// exploration look slower than the incumbent's long runs of calls
-    /// (issue 18; `a_candidate_slow_only_on_its_first_call_after_a_switch_is_found_best`).
+    /// (`a_candidate_slow_only_on_its_first_call_after_a_switch_is_found_best`).
     /// That call is left out unless it is the period's only one.
     fn clean<'t>(&self, times: &'t [f64]) -> &'t [f64] {
         match times {

@@ -78,8 +78,8 @@ pub struct Pool {
     pub explored: u64,
     /// Whether the current period explores: its candidate was not the
     /// best when it began. The averages change only when periods are
-    /// settled, at a draw message, between periods; asking for the best on
-    /// every call was a tenth of the lottery's own time per call (issue 18).
+    /// settled, at a draw message, between periods, so the best is not
+    /// asked for on every call.
     #[serde(skip)]
     exploring: bool,
     /// Calls made so far.

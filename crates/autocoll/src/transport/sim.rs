@@ -169,8 +169,8 @@ impl Sim {
     ///
     /// The rank parks until the scheduler hands its message over and wakes
     /// it: a channel's blocking receive spins and yields first, and with
-    /// a thousand rank threads on two cores those yields were most of a
-    /// run's context switches (issue 20). It looks at its mailbox at least
+    /// a thousand rank threads on two cores those yields would be most of a
+    /// run's context switches. It looks at its mailbox at least
     /// every [`POLL`] too, for news that comes without a wake (a peer that
     /// ended).
     fn wait(&mut self, src: usize, tag: Tag) -> Result<Message> {

@@ -90,9 +90,7 @@ pub struct Params {
     /// best: within this share of the best's average, home is the best.
     /// A program that preloads the library expects its MPI's speed at the
     /// least; a candidate the averages put a few percent ahead is, as
-    /// often as not, a few tries' luck (issue 18: on the emulated cluster,
-    /// `allgather:hier` at 64 B held the lead at 18% ahead of home's three
-    /// tries and ran 11% behind it).
+    /// often as not, a few tries' luck.
     #[serde(default = "default_home_margin")]
     pub home_margin: f64,
     /// Tries of the home candidate in the warm-up (the others get
@@ -136,16 +134,14 @@ pub const WARM_UP_SLOTS: usize = 8;
 /// Calls a try holds at least (a warm-up's, a readmission's, an
 /// exploration's): the first call of a candidate after another's, or
 /// after a draw message, runs off its usual time and is not learnt from,
-/// so a try of one call taught only that (issue 18: Open MPI's own
-/// allreduce, 4 KiB on 4 local ranks, took 35-57 µs on its first call
-/// after one of autocoll's trees, against its usual 31.5).
+/// so a try of one call would teach nothing.
 pub const TRY_CALLS: u32 = 2;
 
 /// How many times its usual time-to-live a candidate alone in the lottery
 /// (every other one left out) may hold: it holds until the next left-out
 /// one is due back (no draw could differ before), and every draw message
-/// costs a reduction and a broadcast, about two small collectives (issue
-/// 18). Four times: the drift rule, which looks at a period when it ends,
+/// costs a reduction and a broadcast, about two small collectives. Four
+/// times: the drift rule, which looks at a period when it ends,
 /// then sees a change at most 124 calls late, or 155 when it began in the
 /// last quarter of a hold (too few times to move the median of its second
 /// half: the next hold shows it).

@@ -23,9 +23,8 @@ pub struct Stats {
     #[serde(skip)]
     pub excluded_until: Option<u64>,
     /// Calls a left-out candidate still had to wait when the state was
-    /// saved; the next run waits them out (issue 18: a program that makes
-    /// fewer calls of a size than the wait, run after run, never tried a
-    /// left-out candidate again, however wrong its one bad impression).
+    /// saved; the next run waits them out, so that a program calling a
+    /// size fewer times than the wait still tries it again some run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub readmit_in: Option<u64>,
     /// Times left out, in this run and the runs it resumes; each doubles
