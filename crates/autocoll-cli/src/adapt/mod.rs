@@ -65,10 +65,9 @@ pub struct Args {
     /// Seed of the lottery's draws (and of the order of the series).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Repeat the experiment with seeds --seed, --seed+1, … and report the
-    /// spread of the ratios over the runs: on a shared machine one run's
-    /// ratio moves by a few percent from seed to seed. With --state, each
-    /// run starts from what the runs before it saved.
+    /// Repeat with seeds --seed, --seed+1, … and report the ratios' spread
+    /// over the runs (one run moves by a few percent from seed to seed);
+    /// with --state, each run starts from what the runs before it saved.
     #[arg(long, default_value_t = 1)]
     seeds: u64,
     /// Where the ranks run.
@@ -83,10 +82,8 @@ pub struct Args {
     #[arg(long)]
     state: Option<PathBuf>,
     /// Slow one rank's link from the middle call on: `rank=R,delay=200us`
-    /// (a sleep on every segment R receives), `rank=R,send-delay=100us`
-    /// (a sleep after every segment R sends: its outgoing link busy that
-    /// long per segment) or, on an emulated cluster,
-    /// `host=NETNS,rate=10mbit` (that host's egress tbf on eth0).
+    /// (a sleep per segment R receives), `rank=R,send-delay=100us` (per
+    /// segment it sends), or on a cluster `host=NETNS,rate=10mbit` (tbf).
     #[arg(long)]
     disturb: Option<String>,
     /// Write the results as JSON (schema autocoll.adapt/1).
@@ -95,12 +92,9 @@ pub struct Args {
     /// Draw per-call times (Figure 8a) and their distribution (8b) as SVG.
     #[arg(long)]
     plot: Option<PathBuf>,
-    /// Run no calls: replay the fixed series recorded in FILE (a --json of
-    /// this command) through the lottery. Each lottery call takes the time
-    /// its candidate's recorded call took in the same round, plus the
-    /// run's recorded cost of a draw message on a call that follows one;
-    /// --seeds N replays every run N times (seeds: the run's, +1, …).
-    /// Tunes the scheduler (--alpha) against a machine's own noise.
+    /// Run no calls: replay FILE (a --json of this command) through the
+    /// lottery, each call taking its candidate's recorded time in the same
+    /// round (and a recorded draw message's); --seeds N replays each run N times.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["op", "ranks", "bytes", "calls", "imp", "tree_file", "root", "state", "disturb", "transport", "seed", "timeout", "trace"])]
     replay: Option<PathBuf>,
     #[command(flatten)]

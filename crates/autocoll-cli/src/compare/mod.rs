@@ -61,11 +61,9 @@ pub struct Args {
     /// From this size on, fewer calls and repetitions (each call is long).
     #[arg(long, default_value = "256K")]
     large: String,
-    /// The measuring method of every point: `truth` (the namespaces read
-    /// one clock), the accurate one. Below a few KiB, with more ranks than
-    /// cores, ranks rarely enter a call within truth's skew tolerance and
-    /// a point may keep no call; `barrier` (M × (call + barrier) ÷ M, an
-    /// upper bound by one barrier, alike for both sides) always keeps them.
+    /// The measuring method of every point: `truth` (accurate; below a few
+    /// KiB on crowded cores a point may keep no call) or `barrier` (an
+    /// upper bound by one barrier, alike for both sides; always keeps them).
     #[arg(long, default_value = "truth")]
     method: String,
     /// Skip the tcp column.
