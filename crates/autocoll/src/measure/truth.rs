@@ -105,15 +105,8 @@ impl Windows {
 /// `spin` false, or a wait longer than 10 ms, it first sleeps until
 /// 0.2 ms before.
 ///
-/// Why not sleep through every wait: a rank that slept starts its next
-/// call slower. On this project's 2-core machine the same broadcast
-/// (64 KiB, 2 ranks, `bcast:flat` against `bcast:flat:seg=64K`, 100
-/// interleaved repetitions a job) measured 0.82–1.04 of itself over six
-/// jobs when the waits were slept through, the one with the longer window
-/// (its warm-up's estimate, 0.2 against 1 ms) slower; spun through, 0.98–
-/// 1.01. (Sleeping to the start itself was tried too: wake-ups came 30–90
-/// µs late and 20–40 µs apart on a loaded 2-core machine, against ~10 µs
-/// with the final spin.)
+/// Not slept through: a rank that slept starts its next call slower, and
+/// wakes late and unevenly (docs/decisions.md, "Measurement").
 pub fn wait_until(t_ns: u64, spin: bool) {
     if crate::clock::is_virtual() {
         // Virtual time passes only when the rank says so.

@@ -172,16 +172,10 @@ impl Pool {
 
     /// Starts from what an earlier run learned of these candidates (the
     /// others start untried). A candidate it measured counts as tried
-    /// `min_tries` times, whatever its count was. At least that many even
-    /// if that run had cut its count (the drift rule, a readmission): a new
-    /// run that first repeated those tries spent them on the slowest
-    /// candidates (on the emulated cluster, four calls at 2.3× the best
-    /// among its first 50). No more: averages start plain for `1/weight`
-    /// times, so an earlier run's whole count left this run's times little
-    /// say (at weight 0.05 and counts of 800, 5% each; on 4 threads, where
-    /// the trees are 1–3% apart, 20-run chains with a state then kept the
-    /// mean within 1.10 in 66 of 100 runs against 73, and the first 50
-    /// calls within 1.10 in 65 of 95 against 69).
+    /// `min_tries` times, whatever its count was: at least that many, so
+    /// that a new run does not spend its first calls repeating tries of the
+    /// slowest candidates; no more, so that this run's own times still
+    /// have their say in averages that start plain for `1/weight` times.
     /// Candidates that are far behind are left out from the first draw, as
     /// they would be after this run's first times.
     /// The home candidate keeps up to its own warm-up's count: the runs

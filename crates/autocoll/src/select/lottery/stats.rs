@@ -61,24 +61,15 @@ impl Stats {
     }
 
     /// Adds a time. Past warm-up, a time above the average counts as at
-    /// most two standard deviations above it: call times have a long right
-    /// tail (a rank descheduled, a retransmission) that says little about
-    /// the candidate, and averaging it in raw made the averages of
-    /// candidates a few percent apart cross at random. A lasting slowdown
-    /// still shows: every later time pushes the average up again, and the
-    /// drift rule works on unclipped times. The variance is clipped alike:
-    /// clipped at four deviations instead, each slow time multiplied it by
-    /// 3.4, so that seven slow times at the end of one period (a slowdown
-    /// that began there) raised the deviation 69-fold and hid the next
-    /// period's slowdown from the drift rule.
+    /// most two standard deviations above it, and the variance is clipped
+    /// alike: call times have a long right tail (a rank descheduled, a
+    /// retransmission) that says little about the candidate. A lasting
+    /// slowdown still shows, as every later time pushes the average up, and
+    /// the drift rule works on unclipped times.
     ///
-    /// The first `1/w` times are averaged plainly (each new time weighs
-    /// `1/count`), and only then exponentially: started from a single
-    /// time, the average leaned on it for dozens of calls, and the variance,
-    /// started from zero, came out at a fraction of the true one after a
-    /// few tries. Candidates 3% apart were then left out on their warm-up's
-    /// three times, the true best among them (on 4 local processes at
-    /// 64 KiB, the lottery spent 70% of a run on a tree 7% slower).
+    /// The first `1/w` times are averaged plainly (each weighs `1/count`),
+    /// only then exponentially, so that neither the average leans on the
+    /// first time nor the variance starts from zero.
     pub(super) fn add(&mut self, t: f64, w: f64, warm: bool) {
         let w = w.max(1.0 / (f64::from(self.count) + 1.0));
         let t = if warm {
