@@ -46,8 +46,11 @@ use crate::error::{Error, Result};
 use crate::transport::mailbox::{Incoming, Mailbox};
 use crate::transport::{Message, Tag, Transport, DEFAULT_TIMEOUT};
 
+mod calls;
 mod header;
+mod teardown;
 
+use calls::{all_texts, env_text, mpi_ok, processor_name, request_null};
 use header::{decode, encode, Header, HEADER};
 
 /// Payloads up to this many bytes ride in their header's message.
@@ -58,8 +61,6 @@ const PIECE: usize = 60 * 1024;
 const HEADER_TAG: c_int = 1;
 /// MPI tag of long payloads, which follow their header.
 const DATA_TAG: c_int = 2;
-/// Open MPI's and MPICH's `MPI_MAX_PROCESSOR_NAME`.
-const NAME_MAX: usize = 256;
 /// How long `recv` tests and yields before it blocks in `MPI_Waitsome`
 /// (with no timeout): a message that comes soon is taken at MPI's own
 /// latency, a long wait leaves the core to the ranks that compute.
@@ -581,120 +582,6 @@ impl Transport for Mpi {
     }
 }
 
-impl Drop for Mpi {
-    /// Waits (up to the timeout, at most [`DEFAULT_TIMEOUT`]) for sends and
-    /// payloads in flight, then cancels the standing header receives, so
-    /// that no buffer MPI still uses is freed. Buffers of requests that
-    /// never complete are leaked on purpose rather than freed under MPI.
-    fn drop(&mut self) {
-        let deadline = Instant::now() + self.timeout.min(DEFAULT_TIMEOUT);
-        while self.in_flight() && Instant::now() < deadline {
-            if self.progress(false).is_err() {
-                break;
-            }
-            std::thread::sleep(NAP);
-        }
-        if finalized() {
-            self.leak_buffers();
-            return;
-        }
-        self.cancel_headers();
-        if self.in_flight() {
-            self.leak_buffers();
-        }
-        // SAFETY: the duplicate is this transport's own and MPI is not
-        // finalised; a failure leaves a communicator allocated, no worse.
-        unsafe { ffi::PMPI_Comm_free(&mut self.comm) };
-    }
-}
-
-impl Mpi {
-    /// Cancels each standing header receive and waits for it (a cancelled
-    /// receive completes at once; one that matched has its message).
-    fn cancel_headers(&mut self) {
-        let null = request_null();
-        for src in 0..self.size {
-            let request = &mut self.requests[src];
-            if *request == null {
-                continue;
-            }
-            // SAFETY: a live receive of this transport; waiting after the
-            // cancel releases it before its buffer is freed.
-            unsafe {
-                ffi::PMPI_Cancel(request);
-                ffi::PMPI_Wait(request, ffi::RSMPI_STATUS_IGNORE);
-            }
-        }
-    }
-
-    /// Leaves every buffer MPI may still write or read allocated.
-    fn leak_buffers(&mut self) {
-        std::mem::forget(std::mem::take(&mut self.pending));
-        std::mem::forget(std::mem::take(&mut self.header_bufs));
-        for queue in &mut self.arriving {
-            std::mem::forget(std::mem::take(queue));
-        }
-    }
-}
-
-/// True once `MPI_Finalize` has run (then no handle may be freed).
-fn finalized() -> bool {
-    let mut flag: c_int = 0;
-    // SAFETY: MPI_Finalized may be called at any time.
-    unsafe { ffi::PMPI_Finalized(&mut flag) };
-    flag != 0
-}
-
-/// This process's `MPI_Get_processor_name`.
-fn processor_name() -> Result<String> {
-    let mut buf = vec![0u8; NAME_MAX + 1];
-    let mut len: c_int = 0;
-    // SAFETY: `buf` has room for MPI_MAX_PROCESSOR_NAME characters and
-    // the terminating zero.
-    let code = unsafe { ffi::PMPI_Get_processor_name(buf.as_mut_ptr().cast(), &mut len) };
-    mpi_ok("PMPI_Get_processor_name", code)?;
-    buf.truncate(len.max(0) as usize);
-    String::from_utf8(buf)
-        .map_err(|e| Error::Config(format!("MPI processor name is not UTF-8: {e}")))
-}
-
-/// A variable of the environment, empty when not set. Never an error:
-/// every rank must reach the collective that follows.
-fn env_text(name: &str) -> String {
-    std::env::var_os(name)
-        .map(|v| v.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
-/// Every rank's `text` (cut at [`NAME_MAX`] bytes), by rank.
-fn all_texts(comm: ffi::MPI_Comm, size: usize, text: &str) -> Result<Vec<String>> {
-    let mut mine = [0u8; NAME_MAX];
-    let len = text.len().min(NAME_MAX);
-    mine[..len].copy_from_slice(&text.as_bytes()[..len]);
-    let mut all = vec![0u8; NAME_MAX * size];
-    // SAFETY: `mine` holds NAME_MAX bytes and `all` NAME_MAX per rank of
-    // the live communicator `comm`.
-    let code = unsafe {
-        ffi::PMPI_Allgather(
-            mine.as_ptr().cast(),
-            NAME_MAX as c_int,
-            ffi::RSMPI_UINT8_T,
-            all.as_mut_ptr().cast(),
-            NAME_MAX as c_int,
-            ffi::RSMPI_UINT8_T,
-            comm,
-        )
-    };
-    mpi_ok("PMPI_Allgather", code)?;
-    Ok(all
-        .chunks(NAME_MAX)
-        .map(|c| {
-            let end = c.iter().position(|&b| b == 0).unwrap_or(c.len());
-            String::from_utf8_lossy(&c[..end]).into_owned()
-        })
-        .collect())
-}
-
 /// The byte ranges a long payload travels in: pieces of at most
 /// [`PIECE`] bytes, each under the eager limit of Open MPI's tcp
 /// transport (64 KiB), so that it leaves at once instead of waiting for
@@ -703,20 +590,6 @@ fn all_texts(comm: ffi::MPI_Comm, size: usize, text: &str) -> Result<Vec<String>
 /// 1 MiB on the emulated cluster took 1.5 times the link bound.
 fn pieces(len: usize) -> impl ExactSizeIterator<Item = std::ops::Range<usize>> + Clone {
     (0..len.div_ceil(PIECE)).map(move |i| i * PIECE..((i + 1) * PIECE).min(len))
-}
-
-fn request_null() -> ffi::MPI_Request {
-    // SAFETY: a constant the MPI shim library defines; reading it has no
-    // side effect.
-    unsafe { ffi::RSMPI_REQUEST_NULL }
-}
-
-fn mpi_ok(call: &'static str, code: c_int) -> Result<()> {
-    if code == ffi::MPI_SUCCESS as c_int {
-        Ok(())
-    } else {
-        Err(Error::Mpi { call, code })
-    }
 }
 
 #[cfg(test)]
