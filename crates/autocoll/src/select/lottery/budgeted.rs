@@ -98,11 +98,14 @@ impl Pool {
     /// reserve; one that loses shows the model wrong, so a pool pays for
     /// at most one such try beyond its budget.
     fn vouched(&self, i: usize, best_s: f64) -> bool {
-        let caught = (0..self.candidates.len()).any(|j| {
-            let s = &self.candidates[j];
-            s.count > 0 && self.ceiling(j).is_some_and(|c| s.mean_s > c)
-        });
-        self.candidates[i].count == 0 && !caught && self.ceiling(i).is_some_and(|c| c < best_s)
+        let sure = self.candidates[i].count == 0 && self.ceiling(i).is_some_and(|c| c < best_s);
+        let caught = || {
+            self.candidates
+                .iter()
+                .enumerate()
+                .any(|(j, s)| s.count > 0 && self.ceiling(j).is_some_and(|c| s.mean_s > c))
+        };
+        sure && !caught()
     }
 
     /// Seconds the pool may still lose.
