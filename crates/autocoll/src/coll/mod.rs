@@ -10,6 +10,7 @@ pub(crate) mod allgather;
 pub(crate) mod allreduce;
 pub(crate) mod barrier;
 pub(crate) mod bcast;
+pub(crate) mod dispatch;
 mod fold;
 pub(crate) mod gather;
 pub mod op;

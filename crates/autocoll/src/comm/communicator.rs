@@ -8,12 +8,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytemuck::Pod;
 use bytes::Bytes;
 
 use crate::balance::balancer::Balancer;
 use crate::clock::now_ns;
-use crate::coll::{self, segment_bytes, Combine, Ctx};
+use crate::coll::dispatch::{dispatch, Call};
+use crate::coll::Ctx;
 use crate::comm::raw::RawCall;
 use crate::comm::trace_options::{self, Tracing};
 use crate::error::{Error, Result};
@@ -67,45 +67,6 @@ pub struct Communicator {
 /// Trees kept at most; more are built again. A balancer's trial makes a
 /// new table every few calls, and tools swap balancers in and out.
 const MAX_TREES: usize = 64;
-
-/// The byte-level arguments of one call.
-struct Call<'a> {
-    op: Collective,
-    root: usize,
-    bytes: usize,
-    elem: usize,
-    send: &'a [u8],
-    recv: &'a mut [u8],
-    combine: Option<Combine<'a>>,
-}
-
-impl<'a> Call<'a> {
-    /// A call moving `count` elements of `T` per rank.
-    fn new<T: Pod>(
-        op: Collective,
-        root: usize,
-        count: usize,
-        send: &'a [T],
-        recv: &'a mut [T],
-    ) -> Self {
-        Call {
-            op,
-            root,
-            bytes: count * size_of::<T>(),
-            elem: size_of::<T>(),
-            send: bytemuck::cast_slice(send),
-            recv: bytemuck::cast_slice_mut(recv),
-            combine: None,
-        }
-    }
-
-    fn combining(self, combine: Combine<'a>) -> Self {
-        Call {
-            combine: Some(combine),
-            ..self
-        }
-    }
-}
 
 impl Communicator {
     /// A communicator over `transport`, with the built-in selector.
@@ -538,56 +499,5 @@ impl Drop for Communicator {
         if let Some(Err(e)) = self.balancer.as_ref().map(|b| b.save()) {
             eprintln!("autocoll: warning: could not save the balancer's tables: {e}");
         }
-    }
-}
-
-/// Picks the algorithm family's code for the call.
-fn dispatch(ctx: &mut Ctx<'_>, tree: Option<&Tree>, call: Call<'_>) -> Result<()> {
-    let seg = segment_bytes(ctx.imp, call.elem);
-    let combine = || call.combine.expect("reductions carry their op");
-    match (call.op, &ctx.imp.algorithm, tree) {
-        (Collective::Bcast, _, Some(t)) => coll::bcast::bcast(ctx, t, call.recv, seg, 0),
-        (Collective::Reduce, _, Some(t)) => {
-            let recv = call.recv;
-            coll::reduce::reduce(ctx, t, call.send, seg, combine(), |_, _, range, acc| {
-                recv[range].copy_from_slice(&acc);
-                Ok(())
-            })
-        }
-        (Collective::Scatter, _, Some(t)) => {
-            coll::scatter::scatter(ctx, t, call.send, call.recv, seg)
-        }
-        (Collective::Gather, _, Some(t)) => coll::gather::gather(ctx, t, call.send, call.recv, seg),
-        (Collective::Allreduce, _, Some(t)) => {
-            coll::allreduce::tree(ctx, t, call.send, call.recv, seg, combine())
-        }
-        (Collective::Allreduce, Algorithm::Ring, None) => {
-            coll::allreduce::ring(ctx, call.send, call.recv, call.elem, combine())
-        }
-        (Collective::Allreduce, Algorithm::RecursiveDoubling, None) => {
-            coll::allreduce::recursive_doubling(ctx, call.send, call.recv, combine())
-        }
-        (Collective::Allreduce, Algorithm::Rabenseifner, None) => {
-            coll::allreduce::rabenseifner(ctx, call.send, call.recv, call.elem, combine())
-        }
-        (Collective::Allgather, _, Some(t)) => {
-            coll::allgather::tree(ctx, t, call.send, call.recv, seg)
-        }
-        (Collective::Allgather, Algorithm::Ring, None) => {
-            coll::allgather::ring(ctx, call.send, call.recv)
-        }
-        (Collective::Allgather, Algorithm::RecursiveDoubling, None) => {
-            coll::allgather::recursive_doubling(ctx, call.send, call.recv)
-        }
-        (Collective::Barrier, _, Some(t)) => coll::barrier::tree(ctx, t),
-        (Collective::Barrier, Algorithm::Dissemination, None) => coll::barrier::dissemination(ctx),
-        (_, Algorithm::Native, _) => Err(Error::Config(format!(
-            "`{}` is the MPI library's own algorithm: only the MPI interposition library runs it",
-            ctx.imp
-        ))),
-        (op, alg, _) => Err(Error::WrongOp {
-            imp: alg.name().to_string(),
-            op: op.to_string(),
-        }),
     }
 }

@@ -3,7 +3,8 @@
 
 use bytemuck::Pod;
 
-use super::{Call, Communicator};
+use super::Communicator;
+use crate::coll::dispatch::Call;
 use crate::coll::op::{Element, Op};
 use crate::comm::raw::expect_len;
 use crate::error::Result;
