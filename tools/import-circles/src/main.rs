@@ -4,10 +4,15 @@
 //! `Cargo.toml` holding `[package]`) under the paths, reads each of its
 //! roots (`src/lib.rs`, `src/main.rs`, `src/bin/*`, `tests/*`, `benches/*`,
 //! `examples/*`) with the modules they declare, and prints every circle of
-//! imports between modules (what an import is: [`modules`]). It prints
-//! `none` and exits 0 when there is none, exits 1 otherwise. The scan is
-//! token-based, not a compiler's: macros are not expanded and a `use` of an
-//! item brought in by a glob is not followed to its module.
+//! imports between modules (what an import is: [`modules`]). A module
+//! imports another that it names by a path, in a `use` or in its code:
+//! `crate::`, `super::` and `self::` paths, and paths that start at a
+//! module visible by its bare name (a child it declares, as in
+//! `wire::encode(..)` after `mod wire;`, or a child of a module it
+//! glob-imports). It prints `none` and exits 0 when there is none, exits 1
+//! otherwise. The scan is token-based, not a compiler's: macros are not
+//! expanded and a `use` of an item brought in by a glob is not followed to
+//! its module.
 
 mod circles;
 mod lex;

@@ -1,12 +1,18 @@
 //! A crate's module tree and the imports between its modules.
 //!
 //! A module is a file or an inline `mod name { ... }`. Module A imports B
-//! when A's code names B through a `use` declaration (re-exports included;
-//! relative ones resolved against A's children) or through a `crate::`,
-//! `super::` or `self::` path anywhere in its code. A path names the
-//! deepest module it walks through: `crate::comm::Communicator` imports
-//! `comm`. Declaring `mod child;` is not an import; a bare `child::f()` in
-//! code is not counted either (only `use` and the three anchored forms are).
+//! when A's code names B by a path: in a `use` declaration (re-exports
+//! included) or anywhere in its code. A path names the deepest module it
+//! walks through: `crate::comm::Communicator` imports `comm`. The path's
+//! first segment says where the walk starts: `crate::`, `super::` and
+//! `self::` at the root, A's parent and A; any other name at a module
+//! visible by that bare name in A, that is a child A declares
+//! (`wire::encode(..)` after `mod wire;`) or a child of a module A
+//! glob-imports (a sibling after `use super::*;`). A path whose first
+//! segment names no such module (a local, a type, an extern crate, a
+//! `::`-rooted path) is no import, nor is a name after `.` (a method's
+//! turbofish) or `$` (a macro variable). Declaring `mod child;` is not an
+//! import.
 
 use crate::lex::{tokens, Token};
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,16 +31,8 @@ pub struct Module {
     pub children: BTreeMap<String, usize>,
     /// Where the files of its `mod child;` declarations are.
     child_dir: PathBuf,
-    /// The paths its code names, unresolved.
-    paths: Vec<Named>,
-}
-
-/// A path as written, with whether it came from a `use` declaration
-/// (which may start at a child's name).
-#[derive(Debug)]
-struct Named {
-    segments: Vec<String>,
-    in_use: bool,
+    /// The paths its code names, unresolved; a glob import's ends in `*`.
+    paths: Vec<Vec<String>>,
 }
 
 /// A crate's modules and the imports between them.
@@ -99,73 +97,108 @@ fn add_child(
 /// Walks one file's tokens (module `top`'s), adding the modules it declares
 /// (loading their files) and the paths each module names.
 fn scan(krate: &mut Crate, top: usize, toks: &[Token], read: &dyn Fn(&Path) -> Option<String>) {
-    // The inline modules open at this point, with the brace depth each
-    // opened at.
-    let mut open: Vec<(usize, usize)> = vec![(top, 0)];
-    let mut depth: usize = 0;
-    let mut path_attr: Option<String> = None;
+    let mut walk = Walk {
+        open: vec![(top, 0)],
+        depth: 0,
+        path_attr: None,
+    };
     let mut i = 0;
     while i < toks.len() {
-        let here = open.last().expect("the file's module stays open").0;
+        let here = walk.module();
         match &toks[i] {
-            Token::Punct("{") => depth += 1,
-            Token::Punct("}") => {
-                depth = depth.saturating_sub(1);
-                if open.len() > 1 && open.last().is_some_and(|&(_, d)| d == depth) {
-                    open.pop();
-                }
-            }
+            Token::Punct("{") => walk.depth += 1,
+            Token::Punct("}") => walk.close_brace(),
             Token::Punct("#") => {
                 if let Some(p) = path_attribute(&toks[i..]) {
-                    path_attr = Some(p);
+                    walk.path_attr = Some(p);
                 }
             }
             Token::Ident(word) if word == "mod" => {
-                if let Some(Token::Ident(name)) = toks.get(i + 1) {
-                    let dir = krate.modules[here].child_dir.join(name);
-                    match toks.get(i + 2) {
-                        Some(Token::Punct("{")) => {
-                            let file = krate.modules[here].file.clone();
-                            let child = add_child(krate, here, name, file, dir);
-                            open.push((child, depth));
-                        }
-                        Some(Token::Punct(";")) => {
-                            let attr = path_attr.take();
-                            declare_file(krate, here, name, attr, read);
-                            i += 3;
-                            continue;
-                        }
-                        _ => {}
-                    }
-                }
+                i = declare_mod(krate, &mut walk, toks, i, read);
+                continue;
             }
             Token::Ident(word) if word == "use" => {
                 i += 1;
-                let mut leaves = Vec::new();
-                use_tree(toks, &mut i, Vec::new(), &mut leaves);
-                for segments in leaves {
-                    krate.modules[here].paths.push(Named {
-                        segments,
-                        in_use: true,
-                    });
-                }
+                use_tree(toks, &mut i, Vec::new(), &mut krate.modules[here].paths);
                 continue;
             }
-            Token::Ident(word)
-                if matches!(word.as_str(), "crate" | "super" | "self")
-                    && toks.get(i + 1) == Some(&Token::Punct("::")) =>
-            {
-                let segments = anchored_path(toks, &mut i);
-                krate.modules[here].paths.push(Named {
-                    segments,
-                    in_use: false,
-                });
+            Token::Ident(_) if starts_path(toks, i) => {
+                let path = code_path(toks, &mut i);
+                krate.modules[here].paths.push(path);
                 continue;
             }
             _ => {}
         }
         i += 1;
     }
+}
+
+/// Where the walk of one file is.
+struct Walk {
+    /// The inline modules open at this point, with the brace depth each
+    /// opened at; the file's own module first.
+    open: Vec<(usize, usize)>,
+    /// How many braces are open.
+    depth: usize,
+    /// A `#[path]` attribute waiting for its `mod` declaration.
+    path_attr: Option<String>,
+}
+
+impl Walk {
+    /// The module the walk is in.
+    fn module(&self) -> usize {
+        self.open.last().expect("the file's module stays open").0
+    }
+
+    /// A `}`, which may close an inline module.
+    fn close_brace(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+        if self.open.len() > 1 && self.open.last().is_some_and(|&(_, d)| d == self.depth) {
+            self.open.pop();
+        }
+    }
+}
+
+/// A `mod` at `toks[i]`: opens an inline module (the walk goes on at its
+/// name), or loads a declared module's file (the walk goes on after its
+/// `;`). Returns where the walk goes on.
+fn declare_mod(
+    krate: &mut Crate,
+    walk: &mut Walk,
+    toks: &[Token],
+    i: usize,
+    read: &dyn Fn(&Path) -> Option<String>,
+) -> usize {
+    let Some(Token::Ident(name)) = toks.get(i + 1) else {
+        return i + 1;
+    };
+    let here = walk.module();
+    match toks.get(i + 2) {
+        Some(Token::Punct("{")) => {
+            let dir = krate.modules[here].child_dir.join(name);
+            let file = krate.modules[here].file.clone();
+            let child = add_child(krate, here, name, file, dir);
+            walk.open.push((child, walk.depth));
+        }
+        Some(Token::Punct(";")) => {
+            declare_file(krate, here, name, walk.path_attr.take(), read);
+            return i + 3;
+        }
+        _ => {}
+    }
+    i + 1
+}
+
+/// Whether a path in code starts at `toks[i]`: a name followed by `::`,
+/// where a bare name must not continue a path, a field or method access,
+/// or a macro variable (`$crate::` is a path).
+fn starts_path(toks: &[Token], i: usize) -> bool {
+    if toks.get(i + 1) != Some(&Token::Punct("::")) {
+        return false;
+    }
+    let anchored =
+        matches!(&toks[i], Token::Ident(w) if matches!(w.as_str(), "crate" | "super" | "self"));
+    anchored || i == 0 || !matches!(toks[i - 1], Token::Punct("::" | "." | "$"))
 }
 
 /// The path of a `#[path = "..."]` attribute starting at `toks[0]`.
@@ -219,8 +252,9 @@ fn declare_file(
     scan(krate, child, &tokens(&source), read);
 }
 
-/// The leaves of a use tree starting at `toks[*i]`, each a full path;
-/// leaves `*i` after the tree (past the `;` at the top level).
+/// The leaves of a use tree starting at `toks[*i]`, each a full path (a
+/// glob's ending in `*`); leaves `*i` after the tree (past the `;` at the
+/// top level).
 fn use_tree(toks: &[Token], i: &mut usize, prefix: Vec<String>, leaves: &mut Vec<Vec<String>>) {
     let mut path = prefix;
     let mut grouped = false;
@@ -230,7 +264,11 @@ fn use_tree(toks: &[Token], i: &mut usize, prefix: Vec<String>, leaves: &mut Vec
                 path.push("::".into());
                 *i += 1;
             }
-            Token::Punct("::") | Token::Punct("*") => *i += 1,
+            Token::Punct("::") => *i += 1,
+            Token::Punct("*") => {
+                path.push("*".into());
+                *i += 1;
+            }
             Token::Ident(word) if word == "as" => *i += 2,
             Token::Ident(word) => {
                 path.push(word.clone());
@@ -262,9 +300,9 @@ fn use_tree(toks: &[Token], i: &mut usize, prefix: Vec<String>, leaves: &mut Vec
     }
 }
 
-/// A `crate::a::b`, `super::a` or `self::a` path in code starting at
-/// `toks[*i]`; leaves `*i` after it.
-fn anchored_path(toks: &[Token], i: &mut usize) -> Vec<String> {
+/// The names of a path in code (`crate::a::b`, `wire::encode`) starting
+/// at `toks[*i]`; leaves `*i` after it.
+fn code_path(toks: &[Token], i: &mut usize) -> Vec<String> {
     let mut segments = Vec::new();
     while let Some(Token::Ident(word)) = toks.get(*i) {
         segments.push(word.clone());
@@ -279,10 +317,28 @@ fn anchored_path(toks: &[Token], i: &mut usize) -> Vec<String> {
 
 /// The import edges of every module's paths.
 fn resolve_all(modules: &[Module]) -> BTreeSet<(usize, usize)> {
+    // Globs first: they say which bare names a module sees besides its
+    // children. A glob's own first segment is looked up among children
+    // only, so that globs need no order among themselves.
+    let globs: Vec<Vec<usize>> = modules
+        .iter()
+        .enumerate()
+        .map(|(from, module)| {
+            let bare = Bare::Children;
+            let globbed = module
+                .paths
+                .iter()
+                .filter(|p| p.last().is_some_and(|s| s == "*"));
+            globbed
+                .filter_map(|p| resolve(modules, from, p, bare))
+                .collect()
+        })
+        .collect();
     let mut imports = BTreeSet::new();
     for (from, module) in modules.iter().enumerate() {
-        for named in &module.paths {
-            if let Some(to) = resolve(modules, from, named) {
+        for path in &module.paths {
+            let bare = Bare::Visible(&globs[from]);
+            if let Some(to) = resolve(modules, from, path, bare) {
                 if to != from {
                     imports.insert((from, to));
                 }
@@ -292,19 +348,27 @@ fn resolve_all(modules: &[Module]) -> BTreeSet<(usize, usize)> {
     imports
 }
 
-/// The deepest module `named` walks through from module `from`, if it
+/// Where a path's first segment, when it is a bare name, is looked up.
+#[derive(Clone, Copy)]
+enum Bare<'a> {
+    /// Among the module's children.
+    Children,
+    /// Among its children, then among the children of the modules it
+    /// glob-imports (these).
+    Visible(&'a [usize]),
+}
+
+/// The deepest module `path` walks through from module `from`, if it
 /// names one of this crate's.
-fn resolve(modules: &[Module], from: usize, named: &Named) -> Option<usize> {
-    let mut segments = named.segments.iter();
-    let first = segments.next()?;
+fn resolve(modules: &[Module], from: usize, path: &[String], bare: Bare) -> Option<usize> {
+    let (first, rest) = path.split_first()?;
     let mut at = match first.as_str() {
         "crate" => 0,
         "super" => modules[from].parent?,
         "self" => from,
-        other if named.in_use => *modules[from].children.get(other)?,
-        _ => return None,
+        name => visible(modules, from, name, bare)?,
     };
-    for segment in segments {
+    for segment in rest {
         match segment.as_str() {
             "super" => at = modules[at].parent?,
             "self" => {}
@@ -315,4 +379,17 @@ fn resolve(modules: &[Module], from: usize, named: &Named) -> Option<usize> {
         }
     }
     Some(at)
+}
+
+/// The module that the bare `name` is in module `from`, if any.
+fn visible(modules: &[Module], from: usize, name: &str, bare: Bare) -> Option<usize> {
+    let child = modules[from].children.get(name).copied();
+    match bare {
+        Bare::Children => child,
+        Bare::Visible(globs) => child.or_else(|| {
+            globs
+                .iter()
+                .find_map(|&g| modules[g].children.get(name).copied())
+        }),
+    }
 }

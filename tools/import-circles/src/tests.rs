@@ -143,3 +143,70 @@ fn a_path_attribute_and_a_mod_rs_are_followed() {
     assert_eq!(krate.modules.len(), 4);
     assert_eq!(named_circles(&krate), vec![vec!["crate::x", "crate::y"]]);
 }
+
+/// The import edges of `krate` as (importer, imported) names.
+fn named_edges(krate: &Crate) -> Vec<(String, String)> {
+    krate
+        .imports
+        .iter()
+        .map(|&(f, t)| (krate.modules[f].name.clone(), krate.modules[t].name.clone()))
+        .collect()
+}
+
+#[test]
+fn a_bare_call_to_a_child_can_close_a_circle() {
+    // The parent calls its child by the child's bare name; the child
+    // builds on the parent's type.
+    let krate = crate_of(&[
+        ("src/lib.rs", "mod counts;"),
+        (
+            "src/counts.rs",
+            "mod wire;\npub struct Counts;\n\
+             impl Counts { fn encode(&self) -> Vec<u8> { wire::encode(self) } }",
+        ),
+        (
+            "src/counts/wire.rs",
+            "use super::Counts; pub fn encode(c: &Counts) -> Vec<u8> { todo!() }",
+        ),
+    ]);
+    assert_eq!(
+        named_circles(&krate),
+        vec![vec!["crate::counts", "crate::counts::wire"]]
+    );
+}
+
+#[test]
+fn a_bare_call_to_a_sibling_seen_through_a_glob_can_close_a_circle() {
+    let krate = crate_of(&[
+        ("src/lib.rs", "mod a; mod b;"),
+        ("src/a.rs", "use super::*; pub fn f() { b::g() }"),
+        ("src/b.rs", "pub fn g() { crate::a::h() }"),
+    ]);
+    assert_eq!(named_circles(&krate), vec![vec!["crate::a", "crate::b"]]);
+}
+
+#[test]
+fn a_name_that_is_no_visible_module_is_no_import() {
+    // `a` has a child `wire` and a sibling `b`; `b` has a local named
+    // after its sibling `a`. None of these names is a path to a module.
+    let krate = crate_of(&[
+        ("src/lib.rs", "mod a; mod b;"),
+        (
+            "src/a.rs",
+            "mod wire;\nuse crate::b::B;\n\
+             fn f(b: B) { let wire = b.wire::<u8>(); let t = Wire::new(); \
+             std::wire::x(); ::wire::y(); B::b(); }\n\
+             macro_rules! m { ($wire:ident) => { $wire::x() }; }",
+        ),
+        ("src/a/wire.rs", "pub struct Wire;"),
+        (
+            "src/b.rs",
+            "pub struct B; fn g() { let a = 1u8; a::max(); }",
+        ),
+    ]);
+    assert_eq!(krate.modules.len(), 4);
+    assert_eq!(
+        named_edges(&krate),
+        vec![("crate::a".to_string(), "crate::b".to_string())]
+    );
+}
