@@ -179,51 +179,12 @@ impl Topology {
     /// there are processing elements, at least one processing element,
     /// unique names that a hostfile can carry.
     pub fn new(name: &str, elements: Vec<Element>) -> std::result::Result<Topology, String> {
-        let mut seen = std::collections::HashSet::new();
-        for e in &elements {
-            check_name(&e.name)?;
-            if !seen.insert(e.name.as_str()) {
-                return Err(format!("element `{}` is named twice", e.name));
-            }
-        }
-        let tops: Vec<&str> = elements
-            .iter()
-            .filter(|e| e.parent.is_none())
-            .map(|e| e.name.as_str())
-            .collect();
-        if tops.len() != 1 {
-            return Err(format!(
-                "a topology has exactly one element without a parent, not {} ({})",
-                tops.len(),
-                tops.join(", ")
-            ));
-        }
-        let mut depth = vec![0; elements.len()];
+        check_names(&elements)?;
+        check_one_top(&elements)?;
+        let mut depth = Vec::with_capacity(elements.len());
         for (i, e) in elements.iter().enumerate() {
-            let (mut at, mut d) = (e.parent, 0);
-            while let Some(p) = at {
-                if p >= elements.len() {
-                    return Err(format!("element `{}` has no parent {p}", e.name));
-                }
-                d += 1;
-                if d > elements.len() {
-                    return Err(format!("element `{}` is its own ancestor", e.name));
-                }
-                at = elements[p].parent;
-            }
-            depth[i] = d;
-            if e.parent.is_some() && e.link.is_none() {
-                return Err(format!("element `{}` needs a link to its parent", e.name));
-            }
-            if e.pes > 0 && e.pe_link.is_none() {
-                return Err(format!(
-                    "element `{}` has processing elements and needs a pe_link",
-                    e.name
-                ));
-            }
-            if let Some(m) = e.max {
-                check_rate(m).map_err(|w| format!("element `{}`: max {w}", e.name))?;
-            }
+            depth.push(depth_of(&elements, i)?);
+            check_links(e)?;
         }
         let pes: Vec<(usize, usize)> = elements
             .iter()
@@ -351,6 +312,70 @@ impl Topology {
         names.reverse();
         names.join("/")
     }
+}
+
+/// Element names that a hostfile can carry, none used twice.
+fn check_names(elements: &[Element]) -> std::result::Result<(), String> {
+    let mut seen = std::collections::HashSet::new();
+    for e in elements {
+        check_name(&e.name)?;
+        if !seen.insert(e.name.as_str()) {
+            return Err(format!("element `{}` is named twice", e.name));
+        }
+    }
+    Ok(())
+}
+
+/// Exactly one element without a parent.
+fn check_one_top(elements: &[Element]) -> std::result::Result<(), String> {
+    let tops: Vec<&str> = elements
+        .iter()
+        .filter(|e| e.parent.is_none())
+        .map(|e| e.name.as_str())
+        .collect();
+    if tops.len() != 1 {
+        return Err(format!(
+            "a topology has exactly one element without a parent, not {} ({})",
+            tops.len(),
+            tops.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// How far element `i` is below the top, its parents checked on the way
+/// up: each exists and none is `i`'s own descendant.
+fn depth_of(elements: &[Element], i: usize) -> std::result::Result<usize, String> {
+    let e = &elements[i];
+    let (mut at, mut d) = (e.parent, 0);
+    while let Some(p) = at {
+        if p >= elements.len() {
+            return Err(format!("element `{}` has no parent {p}", e.name));
+        }
+        d += 1;
+        if d > elements.len() {
+            return Err(format!("element `{}` is its own ancestor", e.name));
+        }
+        at = elements[p].parent;
+    }
+    Ok(d)
+}
+
+/// An element's links where it needs them, and its `max` a bandwidth.
+fn check_links(e: &Element) -> std::result::Result<(), String> {
+    if e.parent.is_some() && e.link.is_none() {
+        return Err(format!("element `{}` needs a link to its parent", e.name));
+    }
+    if e.pes > 0 && e.pe_link.is_none() {
+        return Err(format!(
+            "element `{}` has processing elements and needs a pe_link",
+            e.name
+        ));
+    }
+    if let Some(m) = e.max {
+        check_rate(m).map_err(|w| format!("element `{}`: max {w}", e.name))?;
+    }
+    Ok(())
 }
 
 fn check_name(name: &str) -> std::result::Result<(), String> {

@@ -2,7 +2,7 @@
 
 use super::plan::{Curve, Dir, Point, Port, Sets};
 use crate::error::{Error, Result};
-use crate::topology::{Hop, Table, Topology};
+use crate::topology::{Element, Hop, Link, Table, Topology};
 
 /// `t` with the measured tables and maxima of `plan`'s curves (`measured`
 /// in the same order), and a note per link or switch that no curve could
@@ -20,16 +20,29 @@ pub fn apply(
         )));
     }
     let mut elements = t.elements().to_vec();
-    let mut measured_ports = Vec::new();
-    let mut notes = Vec::new();
     // Tables first: a maximum is never below the bandwidth one pair gets.
+    let measured_ports = set_tables(&mut elements, plan, measured)?;
+    let mut notes = set_maxima(t, &mut elements, plan, measured)?;
+    notes.extend(unmeasured(t, &measured_ports));
+    let topology = Topology::new(&t.name, elements).map_err(Error::Mismatch)?;
+    Ok((topology, notes))
+}
+
+/// Writes the table curves into the links they measured; returns those
+/// links.
+fn set_tables(
+    elements: &mut [Element],
+    plan: &[Curve],
+    measured: &[Vec<Point>],
+) -> Result<Vec<Port>> {
+    let mut measured_ports = Vec::new();
     for (curve, points) in plan.iter().zip(measured) {
         let Sets::Tables(ports) = &curve.sets else {
             continue;
         };
         let table = table_of(curve, points)?;
         for &port in ports {
-            let link = port_of(&mut elements, port)?;
+            let link = port_of(elements, port)?;
             link.up = table.clone();
             link.down = table.clone();
             link.max_up = sustained(points);
@@ -37,6 +50,18 @@ pub fn apply(
             measured_ports.push(port);
         }
     }
+    Ok(measured_ports)
+}
+
+/// Raises link maxima and sets switch maxima from the curves that
+/// measured them; returns a note per switch found not to limit.
+fn set_maxima(
+    t: &Topology,
+    elements: &mut [Element],
+    plan: &[Curve],
+    measured: &[Vec<Point>],
+) -> Result<Vec<String>> {
+    let mut notes = Vec::new();
     for (curve, points) in plan.iter().zip(measured) {
         let peak = sustained(points);
         if peak <= 0.0 {
@@ -44,35 +69,45 @@ pub fn apply(
         }
         match curve.sets {
             Sets::LinkMax(port, dir) => {
-                let link = port_of(&mut elements, port)?;
+                let link = port_of(elements, port)?;
                 let max = match dir {
                     Dir::Up => &mut link.max_up,
                     Dir::Down => &mut link.max_down,
                 };
                 *max = max.max(peak);
             }
-            Sets::SwitchMax(e) => {
-                let alone: f64 = curve
-                    .pairs
-                    .iter()
-                    .map(|&(a, b)| path_rate(t, &elements, a, b))
-                    .sum();
-                let name = &elements[e].name;
-                match peak < LIMITED * alone {
-                    true => elements[e].max = Some(peak),
-                    false => notes.push(format!(
-                        "{name} carried {} streams at once at {:.0}% of what they get alone: no maximum set",
-                        curve.pairs.len(),
-                        100.0 * peak / alone
-                    )),
-                }
-            }
+            Sets::SwitchMax(e) => notes.extend(switch_max(t, elements, curve, e, peak)),
             _ => {}
         }
     }
-    notes.extend(unmeasured(t, &measured_ports));
-    let topology = Topology::new(&t.name, elements).map_err(Error::Mismatch)?;
-    Ok((topology, notes))
+    Ok(notes)
+}
+
+/// Sets switch `e`'s maximum to `peak`, what `curve`'s streams carried
+/// through it together, when that is well below what they get alone;
+/// otherwise leaves it unbounded and says so.
+fn switch_max(
+    t: &Topology,
+    elements: &mut [Element],
+    curve: &Curve,
+    e: usize,
+    peak: f64,
+) -> Option<String> {
+    let alone: f64 = curve
+        .pairs
+        .iter()
+        .map(|&(a, b)| path_rate(t, elements, a, b))
+        .sum();
+    if peak < LIMITED * alone {
+        elements[e].max = Some(peak);
+        return None;
+    }
+    Some(format!(
+        "{} carried {} streams at once at {:.0}% of what they get alone: no maximum set",
+        elements[e].name,
+        curve.pairs.len(),
+        100.0 * peak / alone
+    ))
 }
 
 /// A switch is a bottleneck when streams through it together get less
@@ -81,9 +116,9 @@ const LIMITED: f64 = 0.9;
 
 /// What one stream from processing element `a` to `b` sustains alone: the
 /// least of the measured maxima on its path.
-fn path_rate(t: &Topology, elements: &[crate::topology::Element], a: usize, b: usize) -> f64 {
+fn path_rate(t: &Topology, elements: &[Element], a: usize, b: usize) -> f64 {
     let mut rate = f64::INFINITY;
-    let mut take = |l: Option<&crate::topology::Link>, up: bool| {
+    let mut take = |l: Option<&Link>, up: bool| {
         if let Some(l) = l {
             rate = rate.min(if up { l.max_up } else { l.max_down });
         }
@@ -121,10 +156,7 @@ fn table_of(curve: &Curve, points: &[Point]) -> Result<Table> {
     Table::new(good).map_err(|why| Error::Mismatch(format!("{}: {why}", curve.label)))
 }
 
-fn port_of(
-    elements: &mut [crate::topology::Element],
-    port: Port,
-) -> Result<&mut crate::topology::Link> {
+fn port_of(elements: &mut [Element], port: Port) -> Result<&mut Link> {
     let (e, link) = match port {
         Port::Link(e) => (e, elements.get_mut(e).and_then(|x| x.link.as_mut())),
         Port::Pe(e) => (e, elements.get_mut(e).and_then(|x| x.pe_link.as_mut())),
