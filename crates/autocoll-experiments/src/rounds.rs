@@ -2,6 +2,7 @@
 //! a fresh random order, the barrier that separates timed calls, and every
 //! rank's call times brought to rank 0.
 
+use autocoll::clock::now_ns;
 use autocoll::select::lottery::Rng;
 use autocoll::{Algorithm, Collective, Communicator, Implementation, Shape};
 
@@ -22,6 +23,37 @@ impl Order {
 pub fn separating_barrier() -> Implementation {
     Implementation::new(Collective::Barrier, Algorithm::Dissemination, None)
         .expect("the dissemination barrier exists")
+}
+
+/// One rank's enter and leave times of each call of every series, series
+/// after series, as [`gather_times`] takes them.
+pub struct Stamps {
+    /// When each call was entered (ns).
+    pub enter: Vec<u64>,
+    /// When each call was left (ns).
+    pub leave: Vec<u64>,
+    calls: usize,
+}
+
+impl Stamps {
+    /// Room for `calls` calls of each of `series` series.
+    pub fn new(series: usize, calls: usize) -> Stamps {
+        Stamps {
+            enter: vec![0; series * calls],
+            leave: vec![0; series * calls],
+            calls,
+        }
+    }
+
+    /// Runs `call`, call `k` of series `c`, between its enter and leave
+    /// times.
+    pub fn time<T>(&mut self, c: usize, k: usize, call: impl FnOnce() -> T) -> T {
+        let i = c * self.calls + k;
+        self.enter[i] = now_ns();
+        let out = call();
+        self.leave[i] = now_ns();
+        out
+    }
 }
 
 /// Every rank's enter and leave times of every call, at rank 0.

@@ -70,24 +70,10 @@ pub fn analyse(s: &Setup, ranks: usize, t: &Trace, seed: u64) -> serde_json::Val
         .expect("at least one candidate");
     let lot = Summary::of(&t.lottery);
     let o = &fixed[oracle];
-    let explored = t.explored.iter().filter(|&&e| e).count();
     let z = names.len() as f64;
     let bound = z * z.log2().max(1.0) / (1.0 - s.params.alpha) * 10.0;
-    // The lottery's first calls against the oracle's calls of the same
-    // rounds: over 50 calls the machine's speed can sit well off its
-    // average for the run, and against the whole run's mean that drift,
-    // not the lottery, would decide the ratio of the first 50 calls.
-    let first = &t.lottery[..t.lottery.len().min(WINDOW)];
-    let oracle_first = &t.fixed[oracle][..t.fixed[oracle].len().min(WINDOW)];
-    let first_mean = Summary::of(first).mean;
-    // Candidates within NEAR of the oracle's mean: among them the lottery
-    // may trade places at random without costing more than that.
-    let near_best: Vec<&str> = names
-        .iter()
-        .zip(&fixed)
-        .filter(|(_, f)| f.mean <= NEAR * o.mean)
-        .map(|(n, _)| n.as_str())
-        .collect();
+    let (first_mean, oracle_first_mean) = first_means(t, oracle);
+    let near_best = near_best(&names, &fixed, o.mean);
     let mut doc = json!({
         "schema": "autocoll.adapt/1",
         "seed": seed,
@@ -102,33 +88,65 @@ pub fn analyse(s: &Setup, ranks: usize, t: &Trace, seed: u64) -> serde_json::Val
             "impl": n, "mean_s": f.mean, "median_s": f.median,
         })).collect::<Vec<_>>(),
         "oracle": {"impl": names[oracle], "mean_s": o.mean, "median_s": o.median},
-        "lottery": {
-            "mean_s": lot.mean,
-            "median_s": lot.median,
-            "settled_at_call": settled_at(&t.chosen, &t.final_impl, 0).map(|c| c + 1),
-            "near_best_from_call": settled_among(&t.chosen, |c| near_best.contains(&c), 0).map(|c| c + 1),
-            "explore_share": explored as f64 / t.lottery.len().max(1) as f64,
-            "final_impl": t.final_impl,
-            "first50_mean_s": first_mean,
-            "from_saved_state": t.restored,
-        },
+        "lottery": lottery(t, &lot, &near_best, first_mean),
         "mean_ratio": lot.mean / o.mean,
         "median_ratio": lot.median / o.median,
-        "first50_mean_ratio": first_mean / Summary::of(oracle_first).mean,
+        "first50_mean_ratio": first_mean / oracle_first_mean,
         "settle_bound_calls": bound,
-        // Every call, in order: a fixed series' k-th call ran in the same
-        // round as the lottery's k-th, so the two can be set side by side.
-        "per_call": {
-            "fixed": names.iter().zip(&t.fixed).map(|(n, xs)| json!({
-                "impl": n, "s": xs,
-            })).collect::<Vec<_>>(),
-            "lottery": {"s": t.lottery, "impl": t.chosen, "drew": t.drew},
-        },
+        "per_call": per_call(&names, t),
     });
     if let Some(d) = &s.disturb {
         doc["disturb"] = disturbance(&names, t, d.to_string());
     }
     doc
+}
+
+/// The mean of the lottery's first [`WINDOW`] calls and that of the
+/// oracle's calls of the same rounds: over 50 calls the machine's speed
+/// can sit well off its average for the run, and against the whole run's
+/// mean that drift, not the lottery, would decide the ratio of the first
+/// 50 calls.
+fn first_means(t: &Trace, oracle: usize) -> (f64, f64) {
+    let first = &t.lottery[..t.lottery.len().min(WINDOW)];
+    let oracle_first = &t.fixed[oracle][..t.fixed[oracle].len().min(WINDOW)];
+    (Summary::of(first).mean, Summary::of(oracle_first).mean)
+}
+
+/// The candidates within [`NEAR`] of the oracle's mean: among them the
+/// lottery may trade places at random without costing more than that.
+fn near_best<'a>(names: &'a [String], fixed: &[Summary], oracle_mean: f64) -> Vec<&'a str> {
+    names
+        .iter()
+        .zip(fixed)
+        .filter(|(_, f)| f.mean <= NEAR * oracle_mean)
+        .map(|(n, _)| n.as_str())
+        .collect()
+}
+
+/// The lottery's part of the results.
+fn lottery(t: &Trace, lot: &Summary, near_best: &[&str], first_mean: f64) -> serde_json::Value {
+    let explored = t.explored.iter().filter(|&&e| e).count();
+    json!({
+        "mean_s": lot.mean,
+        "median_s": lot.median,
+        "settled_at_call": settled_at(&t.chosen, &t.final_impl, 0).map(|c| c + 1),
+        "near_best_from_call": settled_among(&t.chosen, |c| near_best.contains(&c), 0).map(|c| c + 1),
+        "explore_share": explored as f64 / t.lottery.len().max(1) as f64,
+        "final_impl": t.final_impl,
+        "first50_mean_s": first_mean,
+        "from_saved_state": t.restored,
+    })
+}
+
+/// Every call, in order: a fixed series' k-th call ran in the same round
+/// as the lottery's k-th, so the two can be set side by side.
+fn per_call(names: &[String], t: &Trace) -> serde_json::Value {
+    json!({
+        "fixed": names.iter().zip(&t.fixed).map(|(n, xs)| json!({
+            "impl": n, "s": xs,
+        })).collect::<Vec<_>>(),
+        "lottery": {"s": t.lottery, "impl": t.chosen, "drew": t.drew},
+    })
 }
 
 /// How the lottery followed a disturbance that began halfway (`spec`).

@@ -5,16 +5,15 @@
 
 use std::sync::{Arc, Mutex};
 
-use autocoll::clock::now_ns;
 use autocoll::measure::Caller;
 use autocoll::select::lottery::Rng;
 use autocoll::select::state::{Fingerprint, Store};
 use autocoll::Communicator;
 
-use super::disturb::{install_delay, start_disturbance, Outside};
+use super::disturb::{install_delay, start_disturbance, Delay, Outside};
 use super::log::{Log, Logged, Trace};
 use super::setup::Setup;
-use crate::rounds::{gather_times, separating_barrier, Order};
+use crate::rounds::{gather_times, separating_barrier, Order, Stamps};
 use crate::Error;
 
 /// Untimed calls of every candidate before the experiment (connections,
@@ -42,9 +41,28 @@ pub fn run(
             c.call(comm, s.root)?;
         }
     }
+    let stamps = timed_rounds(comm, s, &mut callers, delay.as_deref(), outside)?;
+    comm.save_selector().map_err(Error::Save)?;
+    let spans = agreed_spans(comm, &stamps.enter, &stamps.leave)?;
+    let Some(spans) = spans else { return Ok(None) };
+    let log = log.lock().unwrap_or_else(|e| e.into_inner());
+    let names = s.names();
+    let mut fixed: Vec<Vec<f64>> = spans.chunks(s.calls).map(<[f64]>::to_vec).collect();
+    let lottery = fixed.pop().expect("the lottery's series");
+    Ok(Some(log.trace(&names, comm.hosts(), fixed, lottery)))
+}
+
+/// The timed rounds, the disturbance on from the middle one; a change
+/// `outside` made is undone at the end, also when a call failed.
+fn timed_rounds(
+    comm: &mut Communicator,
+    s: &Setup,
+    callers: &mut [Caller],
+    delay: Option<&Delay>,
+    outside: Option<&dyn Outside>,
+) -> Result<Stamps, Error> {
     let series = s.candidates.len() + 1;
-    let mut enter = vec![0u64; series * s.calls];
-    let mut leave = vec![0u64; series * s.calls];
+    let mut stamps = Stamps::new(series, s.calls);
     let mut restore = None;
     let half = s.calls / 2;
     // Each timed call starts from an untimed barrier: back to back, a
@@ -57,7 +75,7 @@ pub fn run(
     let outcome = (|| -> Result<(), Error> {
         for k in 0..s.calls {
             if k == half {
-                restore = start_disturbance(comm, s.disturb.as_ref(), delay.as_deref(), outside)?;
+                restore = start_disturbance(comm, s.disturb.as_ref(), delay, outside)?;
             }
             // Each round runs the series, the lottery's included, in a
             // fresh random order: a call leaves state behind (the emulated
@@ -66,12 +84,10 @@ pub fn run(
             // always follow the same one and inherit its state.
             for c in order.shuffled(series) {
                 comm.barrier_with(&barrier)?;
-                enter[c * s.calls + k] = now_ns();
-                match callers.get_mut(c) {
-                    Some(caller) => caller.call(comm, s.root)?,
-                    None => callers[0].call_selected(comm, s.root)?,
-                }
-                leave[c * s.calls + k] = now_ns();
+                stamps.time(c, k, || match callers.get_mut(c) {
+                    Some(caller) => caller.call(comm, s.root),
+                    None => callers[0].call_selected(comm, s.root),
+                })?;
             }
         }
         Ok(())
@@ -80,14 +96,7 @@ pub fn run(
         undo();
     }
     outcome?;
-    comm.save_selector().map_err(Error::Save)?;
-    let spans = agreed_spans(comm, &enter, &leave)?;
-    let Some(spans) = spans else { return Ok(None) };
-    let log = log.lock().unwrap_or_else(|e| e.into_inner());
-    let names = s.names();
-    let mut fixed: Vec<Vec<f64>> = spans.chunks(s.calls).map(<[f64]>::to_vec).collect();
-    let lottery = fixed.pop().expect("the lottery's series");
-    Ok(Some(log.trace(&names, comm.hosts(), fixed, lottery)))
+    Ok(stamps)
 }
 
 fn install_lottery(comm: &mut Communicator, s: &Setup) -> Arc<Mutex<Log>> {

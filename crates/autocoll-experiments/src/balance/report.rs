@@ -9,7 +9,7 @@ use std::fmt::Write;
 use autocoll::measure::stats::median;
 use serde::Serialize;
 
-use super::run::Trace;
+use super::run::{SeriesTrace, Trace};
 use super::setup::Setup;
 
 /// The schema name of the JSON.
@@ -132,7 +132,6 @@ const BACK_SHARE: f64 = 0.9;
 /// whose median time is that gain (×[`BACK_SHARE`]) below identity's
 /// median in the same window; `None` if none is.
 fn gain_back(series: &[f64], identity: &[f64], at: usize, period: usize) -> (f64, Option<f64>) {
-    let sum = |xs: &[f64]| xs.iter().sum::<f64>();
     let gain = 1.0 - sum(&series[at / 2..at]) / sum(&identity[at / 2..at]);
     let width = 2 * period;
     let back = (at..series.len().saturating_sub(width)).find(|&c| {
@@ -144,52 +143,12 @@ fn gain_back(series: &[f64], identity: &[f64], at: usize, period: usize) -> (f64
 
 /// The report of `trace`, a run of `setup` on `transport`.
 pub fn analyse(setup: &Setup, transport: &str, trace: &Trace) -> Report {
-    let names = setup.names();
-    let sum = |xs: &[f64]| xs.iter().sum::<f64>();
-    let identity = sum(&trace.series[0].inside_s);
-    let moved_identity = setup
-        .moves
-        .map(|(at, _)| sum(&trace.series[0].inside_s[at..]));
-    let period = setup.params.period;
-    let series = names
+    let identity = &trace.series[0].inside_s;
+    let series = setup
+        .names()
         .into_iter()
         .zip(&trace.series)
-        .map(|(name, t)| {
-            let total = sum(&t.inside_s);
-            let after_move = setup.moves.zip(moved_identity).map(|((at, _), base)| {
-                let total = sum(&t.inside_s[at..]);
-                let later: Vec<usize> = t.changes_at.iter().copied().filter(|&k| k >= at).collect();
-                let identity = &trace.series[0].inside_s;
-                let (gain_before, back) = gain_back(&t.inside_s, identity, at, period as usize);
-                AfterMove {
-                    total_s: total,
-                    reduction: 1.0 - total / base,
-                    changes: later.len(),
-                    last_change_periods: later
-                        .last()
-                        .map_or(0.0, |&k| (k - at) as f64 / f64::from(period)),
-                    gain_before,
-                    back_after_periods: back,
-                }
-            });
-            let status = t.status.as_ref();
-            Series {
-                name,
-                total_s: total,
-                reduction: 1.0 - total / identity,
-                median_span_s: median(&t.span_s),
-                mean_span_s: sum(&t.span_s) / t.span_s.len() as f64,
-                still_from_call: status.map_or(0, |s| s.still_since),
-                changes: status.map_or(0, |s| s.changes),
-                reverts: status.map_or(0, |s| s.reverts),
-                decisions: status.map_or(0, |s| s.decisions),
-                final_table: status.map(|s| s.table.clone()),
-                changes_at: t.changes_at.clone(),
-                after_move,
-                span_s: t.span_s.clone(),
-                inside_s: t.inside_s.clone(),
-            }
-        })
+        .map(|(name, t)| series_of(setup, name, t, identity))
         .collect();
     Report {
         schema: SCHEMA,
@@ -207,11 +166,57 @@ pub fn analyse(setup: &Setup, transport: &str, trace: &Trace) -> Report {
             work_s: l.work.as_secs_f64(),
         }),
         load_moves: setup.moves.map(|(call, rank)| MoveOut { call, rank }),
-        period,
+        period: setup.params.period,
         threshold_s: setup.params.threshold.as_secs_f64(),
         seed: setup.seed,
         series,
     }
+}
+
+/// The results of series `t`, named `name`; `identity` is the identity
+/// series' time inside of each call.
+fn series_of(setup: &Setup, name: String, t: &SeriesTrace, identity: &[f64]) -> Series {
+    let total = sum(&t.inside_s);
+    let status = t.status.as_ref();
+    Series {
+        name,
+        total_s: total,
+        reduction: 1.0 - total / sum(identity),
+        median_span_s: median(&t.span_s),
+        mean_span_s: sum(&t.span_s) / t.span_s.len() as f64,
+        still_from_call: status.map_or(0, |s| s.still_since),
+        changes: status.map_or(0, |s| s.changes),
+        reverts: status.map_or(0, |s| s.reverts),
+        decisions: status.map_or(0, |s| s.decisions),
+        final_table: status.map(|s| s.table.clone()),
+        changes_at: t.changes_at.clone(),
+        after_move: after_move(setup, t, identity),
+        span_s: t.span_s.clone(),
+        inside_s: t.inside_s.clone(),
+    }
+}
+
+/// Series `t` from the call the load moved at, if it moved.
+fn after_move(setup: &Setup, t: &SeriesTrace, identity: &[f64]) -> Option<AfterMove> {
+    let (at, _) = setup.moves?;
+    let period = setup.params.period;
+    let total = sum(&t.inside_s[at..]);
+    let later: Vec<usize> = t.changes_at.iter().copied().filter(|&k| k >= at).collect();
+    let (gain_before, back) = gain_back(&t.inside_s, identity, at, period as usize);
+    Some(AfterMove {
+        total_s: total,
+        reduction: 1.0 - total / sum(&identity[at..]),
+        changes: later.len(),
+        last_change_periods: later
+            .last()
+            .map_or(0.0, |&k| (k - at) as f64 / f64::from(period)),
+        gain_before,
+        back_after_periods: back,
+    })
+}
+
+fn sum(xs: &[f64]) -> f64 {
+    xs.iter().sum()
 }
 
 /// The report as a table, a line each series (and each series again

@@ -11,7 +11,7 @@ use autocoll::{local, Collective, Communicator};
 use serde::{Deserialize, Serialize};
 
 use super::setup::Setup;
-use crate::rounds::{gather_times, of_job, separating_barrier, Order};
+use crate::rounds::{gather_times, of_job, separating_barrier, Order, Stamps, Times};
 use crate::Error;
 
 /// Untimed calls under the identity table before the experiment
@@ -78,15 +78,8 @@ pub fn run(comm: &mut Communicator, s: &Setup) -> Result<Option<Trace>, Error> {
     drop(comm.take_balancer());
     let mut balancers = balancers(comm, s)?;
     let series = balancers.len();
-    let mut buf = vec![0u8; s.bytes];
-    if comm.rank() == s.root {
-        buf.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
-    }
-    for _ in 0..WARMUP {
-        comm.bcast_with(&s.imp, &mut buf, s.root)?;
-    }
-    let mut enter = vec![0u64; series * s.calls];
-    let mut leave = vec![0u64; series * s.calls];
+    let mut buf = warmed_up(comm, s)?;
+    let mut stamps = Stamps::new(series, s.calls);
     let mut changes_at = vec![Vec::new(); series];
     let barrier = separating_barrier();
     // The same seed on every rank: all ranks run the same order.
@@ -97,34 +90,74 @@ pub fn run(comm: &mut Communicator, s: &Setup) -> Result<Option<Trace>, Error> {
             .filter(|l| l.rank == comm.rank())
             .map_or(0, |l| l.work.as_nanos() as u64);
         for c in order.shuffled(series) {
-            let balancer = balancers[c].take();
-            let balanced = balancer.is_some();
-            let changes = balancer.as_ref().map_or(0, changes_of);
-            if let Some(b) = balancer {
-                comm.put_balancer(b)?;
-            }
+            let before = put_in(comm, &mut balancers[c])?;
             comm.barrier_with(&barrier)?;
             busy(work);
-            enter[c * s.calls + k] = now_ns();
-            comm.bcast_with(&s.imp, &mut buf, s.root)?;
-            leave[c * s.calls + k] = now_ns();
-            if balanced {
-                let b = comm.take_balancer().expect("put in before the call");
-                if changes_of(&b) > changes {
-                    changes_at[c].push(k);
-                }
-                balancers[c] = Some(b);
+            stamps.time(c, k, || comm.bcast_with(&s.imp, &mut buf, s.root))?;
+            if take_back(comm, &mut balancers[c], before) {
+                changes_at[c].push(k);
             }
         }
     }
-    let Some(times) = gather_times(comm, &enter, &leave)? else {
+    let Some(times) = gather_times(comm, &stamps.enter, &stamps.leave)? else {
         return Ok(None);
     };
+    Ok(Some(trace_of(comm, s, &times, changes_at, &balancers)))
+}
+
+/// The broadcast's buffer (the root's filled), after the untimed calls
+/// under the identity table.
+fn warmed_up(comm: &mut Communicator, s: &Setup) -> Result<Vec<u8>, Error> {
+    let mut buf = vec![0u8; s.bytes];
+    if comm.rank() == s.root {
+        buf.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
+    }
+    for _ in 0..WARMUP {
+        comm.bcast_with(&s.imp, &mut buf, s.root)?;
+    }
+    Ok(buf)
+}
+
+/// Puts a series' balancer, if it has one, into `comm` for its call;
+/// returns its count of changes before the call.
+fn put_in(comm: &mut Communicator, balancer: &mut Option<Balancer>) -> Result<Option<u64>, Error> {
+    let Some(b) = balancer.take() else {
+        return Ok(None);
+    };
+    let changes = changes_of(&b);
+    comm.put_balancer(b)?;
+    Ok(Some(changes))
+}
+
+/// Takes the balancer [`put_in`] put in back out of `comm`; whether the
+/// call changed its table.
+fn take_back(
+    comm: &mut Communicator,
+    balancer: &mut Option<Balancer>,
+    before: Option<u64>,
+) -> bool {
+    let Some(before) = before else {
+        return false;
+    };
+    let b = comm.take_balancer().expect("put in before the call");
+    let changed = changes_of(&b) > before;
+    *balancer = Some(b);
+    changed
+}
+
+/// Rank 0's trace of the gathered `times`.
+fn trace_of(
+    comm: &Communicator,
+    s: &Setup,
+    times: &Times,
+    changes_at: Vec<Vec<usize>>,
+    balancers: &[Option<Balancer>],
+) -> Trace {
     let shared_clock = comm.shared_clock();
     let mut hosts = comm.hosts();
     hosts.sort();
     hosts.dedup();
-    let series = (0..series)
+    let series = (0..balancers.len())
         .zip(changes_at)
         .map(|(c, changes_at)| {
             let calls = c * s.calls..(c + 1) * s.calls;
@@ -141,11 +174,11 @@ pub fn run(comm: &mut Communicator, s: &Setup) -> Result<Option<Trace>, Error> {
             }
         })
         .collect();
-    Ok(Some(Trace {
+    Trace {
         shared_clock,
         hosts: hosts.len(),
         series,
-    }))
+    }
 }
 
 /// `None` for the identity series, then one balancer per mode, each on
