@@ -72,19 +72,11 @@ pub fn breakdown(
             share: mean / total,
         })
         .collect();
-    let pick = |waits_too: bool| {
-        stages
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| waits_too || !s.2)
-            .max_by(|a, b| a.1 .1.total_cmp(&b.1 .1))
-            .map(|(i, _)| i)
-    };
-    let hot = pick(false).or_else(|| pick(true)).expect("a stage");
+    let hot = hotspot(stages);
     let over_tree = basis == "path";
     let waits: f64 = stages.iter().filter(|s| s.2).map(|s| s.1).sum();
     let wait_share = over_tree.then_some(waits / total);
-    let mut sentence = format!(
+    let sentence = format!(
         "{} is the hotspot: {:.0}% of rank {rank}'s {} (class {class}, {:.1} µs)",
         parts[hot].stage,
         parts[hot].share * 100.0,
@@ -94,22 +86,7 @@ pub fn breakdown(
             "time in the call"
         },
         total / 1e3
-    );
-    match wait_share {
-        Some(w) if w >= 0.5 && made_by_calls => sentence.push_str(&format!(
-            "; arrival wait is {:.0}% of the path: the call is dominated by arrival wait, which the collectives make themselves (see the load imbalance), so a tree that releases the ranks closer together can shorten it",
-            w * 100.0
-        )),
-        Some(w) if w >= 0.5 => sentence.push_str(&format!(
-            "; arrival wait is {:.0}% of the path: the call is dominated by arrival wait (load imbalance before the call), which reshaping the tree does not remove",
-            w * 100.0
-        )),
-        Some(w) if w >= 0.05 => sentence.push_str(&format!(
-            "; arrival waits (load imbalance, left out of the hotspot) are {:.0}% of it",
-            w * 100.0
-        )),
-        _ => {}
-    }
+    ) + &wait_clause(wait_share, made_by_calls);
     Some(Breakdown {
         rank,
         class: class.to_string(),
@@ -121,4 +98,38 @@ pub fn breakdown(
         stages: parts,
         sentence,
     })
+}
+
+/// The largest stage other than an arrival wait; the largest of all when
+/// every stage is one.
+fn hotspot(stages: &[(String, f64, bool)]) -> usize {
+    let pick = |waits_too: bool| {
+        stages
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| waits_too || !s.2)
+            .max_by(|a, b| a.1 .1.total_cmp(&b.1 .1))
+            .map(|(i, _)| i)
+    };
+    pick(false).or_else(|| pick(true)).expect("a stage")
+}
+
+/// What the sentence adds on the arrival waits' share of the path (none
+/// off a tree or where they are small).
+fn wait_clause(wait_share: Option<f64>, made_by_calls: bool) -> String {
+    match wait_share {
+        Some(w) if w >= 0.5 && made_by_calls => format!(
+            "; arrival wait is {:.0}% of the path: the call is dominated by arrival wait, which the collectives make themselves (see the load imbalance), so a tree that releases the ranks closer together can shorten it",
+            w * 100.0
+        ),
+        Some(w) if w >= 0.5 => format!(
+            "; arrival wait is {:.0}% of the path: the call is dominated by arrival wait (load imbalance before the call), which reshaping the tree does not remove",
+            w * 100.0
+        ),
+        Some(w) if w >= 0.05 => format!(
+            "; arrival waits (load imbalance, left out of the hotspot) are {:.0}% of it",
+            w * 100.0
+        ),
+        _ => String::new(),
+    }
 }

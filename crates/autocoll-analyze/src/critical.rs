@@ -83,64 +83,76 @@ pub fn path(view: &View) -> Option<Vec<Step>> {
     if !view.aligned {
         return None;
     }
-    let mut rank = view
+    let rank = last_to_leave(view)?;
+    let mut at = At {
+        rank,
+        index: view.rank(rank)?.t.len() - 1,
+    };
+    let sends = view.sends_of_receives();
+    let mut steps = Vec::new();
+    let bound: usize = view.ranks.iter().flatten().map(|v| v.t.len()).sum();
+    while at.index > 0 && steps.len() <= bound {
+        let (step, before) = step_to(view, &sends, at)?;
+        steps.push(step);
+        at = before;
+    }
+    steps.reverse();
+    Some(steps)
+}
+
+/// The rank that left the call last (the lowest of those that left
+/// together).
+fn last_to_leave(view: &View) -> Option<usize> {
+    let (rank, _) = view
         .ranks
         .iter()
         .enumerate()
         .filter_map(|(r, v)| v.as_ref().map(|v| (r, v.done())))
-        .max_by_key(|&(r, t)| (t, std::cmp::Reverse(r)))?
-        .0;
-    let sends = view.sends_of_receives();
-    let mut index = view.rank(rank)?.t.len() - 1;
-    let mut steps = Vec::new();
-    let bound: usize = view.ranks.iter().flatten().map(|v| v.t.len()).sum();
-    while index > 0 && steps.len() <= bound {
-        let v = view.rank(rank)?;
-        let e = &v.call.events[index];
-        let prev = v.t[index - 1];
-        let send = sends[rank][index].filter(|&s| view.time(s) >= prev);
-        match (e.stage, send) {
-            (
-                Stage::Received,
-                Some(At {
-                    rank: from,
-                    index: at,
-                }),
-            ) => {
-                steps.push(Step {
-                    rank,
-                    kind: StepKind::Transfer,
-                    peer: Some(from),
-                    start: view.time(At {
-                        rank: from,
-                        index: at,
-                    }),
-                    end: v.t[index],
-                    index,
-                });
-                (rank, index) = (from, at);
-            }
-            (stage, _) => {
-                let kind = match stage {
-                    Stage::Received => StepKind::Receive,
-                    Stage::Combined => StepKind::Combine,
-                    Stage::Sent => StepKind::Send,
-                    Stage::Done | Stage::Enter => StepKind::Finish,
-                };
-                steps.push(Step {
-                    rank,
-                    kind,
-                    peer: e.peer(),
-                    start: prev,
-                    end: v.t[index],
-                    index,
-                });
-                index -= 1;
-            }
-        }
+        .max_by_key(|&(r, t)| (t, std::cmp::Reverse(r)))?;
+    Some(rank)
+}
+
+/// The step that ends at event `at` (not a rank's first), and the event
+/// it starts at: the sender's send for a receive that waited for its
+/// message (`sends`: each receive's send), else the rank's event before.
+fn step_to(view: &View, sends: &[Vec<Option<At>>], at: At) -> Option<(Step, At)> {
+    let At { rank, index } = at;
+    let v = view.rank(rank)?;
+    let e = &v.call.events[index];
+    let prev = v.t[index - 1];
+    let send = sends[rank][index].filter(|&s| view.time(s) >= prev);
+    if let (Stage::Received, Some(from)) = (e.stage, send) {
+        let step = Step {
+            rank,
+            kind: StepKind::Transfer,
+            peer: Some(from.rank),
+            start: view.time(from),
+            end: v.t[index],
+            index,
+        };
+        return Some((step, from));
     }
-    steps.reverse();
-    Some(steps)
+    let kind = match e.stage {
+        Stage::Received => StepKind::Receive,
+        Stage::Combined => StepKind::Combine,
+        Stage::Sent => StepKind::Send,
+        Stage::Done | Stage::Enter => StepKind::Finish,
+    };
+    let step = Step {
+        rank,
+        kind,
+        peer: e.peer(),
+        start: prev,
+        end: v.t[index],
+        index,
+    };
+    Some((
+        step,
+        At {
+            rank,
+            index: index - 1,
+        },
+    ))
 }
 
 /// The rank whose entry starts a path.

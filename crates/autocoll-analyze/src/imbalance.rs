@@ -151,50 +151,11 @@ pub fn over_tree(nodes: &BTreeMap<usize, NodeAgg>, root: usize) -> Option<Imbala
     let (_, path) = heaviest(root, nodes, 0);
     let dominant: Vec<&Edge> = path.iter().take_while(|e| e.share > 0.5).collect();
     let (source, subtree, sentence) = match dominant.last() {
-        None => {
-            let top = edges_into(root, root_agg)
-                .into_iter()
-                .max_by(|a, b| a.share.total_cmp(&b.share).then(b.from.cmp(&a.from)))
-                .expect("a node with arrivals has contributors");
-            let who = if top.own {
-                format!("the root's own entry (rank {root})")
-            } else {
-                format!("rank {}", top.from)
-            };
-            (
-                None,
-                false,
-                format!(
-                    "no contribution is last at the root in most calls (most often {who}, in {}): no single source of imbalance",
-                    pct(top.share)
-                ),
-            )
-        }
+        None => (None, false, no_single_source(root, root_agg)),
         Some(end) => {
-            let below = path.get(dominant.len());
-            let subtree = !end.own && below.is_some();
-            let mut steps: Vec<String> = dominant
-                .iter()
-                .rev()
-                .enumerate()
-                .map(|(i, e)| step_text(e, root, i == 0))
-                .collect();
-            if let Some(first) = steps.first_mut() {
-                *first = capitalised(first);
-            }
-            let tail = match (end.own, subtree) {
-                (true, _) => format!("the imbalance starts at rank {} (it enters the call late)", end.from),
-                (false, true) => format!(
-                    "the imbalance comes from the subtree of rank {} (within it no contribution is last in most calls)",
-                    end.from
-                ),
-                (false, false) => format!("the imbalance starts at rank {}", end.from),
-            };
-            (
-                Some(end.from),
-                subtree,
-                format!("{}: {tail}", steps.join(", ")),
-            )
+            let subtree = !end.own && path.get(dominant.len()).is_some();
+            let sentence = source_sentence(&dominant, root, subtree);
+            (Some(end.from), subtree, sentence)
         }
     };
     Some(Imbalance {
@@ -205,6 +166,49 @@ pub fn over_tree(nodes: &BTreeMap<usize, NodeAgg>, root: usize) -> Option<Imbala
         cause: None,
         sentence,
     })
+}
+
+/// The sentence when no contribution is last at the root in most calls:
+/// which one most often is.
+fn no_single_source(root: usize, root_agg: &NodeAgg) -> String {
+    let top = edges_into(root, root_agg)
+        .into_iter()
+        .max_by(|a, b| a.share.total_cmp(&b.share).then(b.from.cmp(&a.from)))
+        .expect("a node with arrivals has contributors");
+    let who = if top.own {
+        format!("the root's own entry (rank {root})")
+    } else {
+        format!("rank {}", top.from)
+    };
+    format!(
+        "no contribution is last at the root in most calls (most often {who}, in {}): no single source of imbalance",
+        pct(top.share)
+    )
+}
+
+/// The sentence that follows the `dominant` edges (last in most calls,
+/// from the root down) to where the imbalance starts, or to the subtree
+/// it comes from (`subtree`).
+fn source_sentence(dominant: &[&Edge], root: usize, subtree: bool) -> String {
+    let end = dominant.last().expect("a dominant edge");
+    let mut steps: Vec<String> = dominant
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(i, e)| step_text(e, root, i == 0))
+        .collect();
+    if let Some(first) = steps.first_mut() {
+        *first = capitalised(first);
+    }
+    let tail = match (end.own, subtree) {
+        (true, _) => format!("the imbalance starts at rank {} (it enters the call late)", end.from),
+        (false, true) => format!(
+            "the imbalance comes from the subtree of rank {} (within it no contribution is last in most calls)",
+            end.from
+        ),
+        (false, false) => format!("the imbalance starts at rank {}", end.from),
+    };
+    format!("{}: {tail}", steps.join(", "))
 }
 
 /// One edge of the path in words; the first one said (the deepest)

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::critical::StepKind;
-use crate::group::Group;
+use crate::group::{Group, Slowest};
 
 /// The critical paths of a group's calls.
 #[derive(Clone, Debug, Serialize)]
@@ -77,6 +77,19 @@ pub(super) fn critical_report(g: &Group) -> Option<CriticalReport> {
     let slowest = g.slowest.as_ref()?;
     let total = g.critical_total.max(1.0);
     let calls = g.critical_calls;
+    Some(CriticalReport {
+        calls,
+        mean_length_s: g.critical_total / calls.max(1) as f64 * 1e-9,
+        ranks: critical_ranks(g, total),
+        stages: critical_stages(g, total),
+        slowest_call: slowest_call(slowest),
+    })
+}
+
+/// The ranks on the group's critical paths, most often first; `total` is
+/// the paths' summed length (ns).
+fn critical_ranks(g: &Group, total: f64) -> Vec<CriticalRank> {
+    let calls = g.critical_calls;
     let mut ranks: Vec<CriticalRank> = g
         .ranks
         .iter()
@@ -94,6 +107,12 @@ pub(super) fn critical_report(g: &Group) -> Option<CriticalReport> {
             .total_cmp(&a.share)
             .then(b.time_share.total_cmp(&a.time_share))
     });
+    ranks
+}
+
+/// The stages of the group's critical paths by rank and kind, most time
+/// first; `total` is the paths' summed length (ns).
+fn critical_stages(g: &Group, total: f64) -> Vec<CriticalStage> {
     let mut stages: Vec<CriticalStage> = g
         .ranks
         .iter()
@@ -112,26 +131,26 @@ pub(super) fn critical_report(g: &Group) -> Option<CriticalReport> {
         })
         .collect();
     stages.sort_by(|a, b| b.share.total_cmp(&a.share));
+    stages
+}
+
+/// The slowest call's critical path, its steps' starts counted from the
+/// path's start.
+fn slowest_call(slowest: &Slowest) -> SlowestCall {
     let origin = slowest.steps.first().map_or(0, |s| s.start);
-    Some(CriticalReport {
-        calls,
-        mean_length_s: g.critical_total / calls.max(1) as f64 * 1e-9,
-        ranks,
-        stages,
-        slowest_call: SlowestCall {
-            seq: slowest.seq,
-            time_s: slowest.time * 1e-9,
-            steps: slowest
-                .steps
-                .iter()
-                .map(|s| StepReport {
-                    rank: s.rank,
-                    step: s.kind,
-                    peer: s.peer,
-                    start_s: (s.start - origin) as f64 * 1e-9,
-                    duration_s: (s.end - s.start) as f64 * 1e-9,
-                })
-                .collect(),
-        },
-    })
+    SlowestCall {
+        seq: slowest.seq,
+        time_s: slowest.time * 1e-9,
+        steps: slowest
+            .steps
+            .iter()
+            .map(|s| StepReport {
+                rank: s.rank,
+                step: s.kind,
+                peer: s.peer,
+                start_s: (s.start - origin) as f64 * 1e-9,
+                duration_s: (s.end - s.start) as f64 * 1e-9,
+            })
+            .collect(),
+    }
 }

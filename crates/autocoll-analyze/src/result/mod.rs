@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use autocoll::trace::format::Header;
 use serde::Serialize;
 
 use crate::clocks::{Alignment, Clocks};
@@ -189,42 +190,14 @@ pub(crate) fn report(
                 .map_or_else(|| "?".to_string(), |h| h.host.clone())
         })
         .collect();
-    let mut by_host: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (r, h) in headers.iter().enumerate() {
-        if let Some(h) = h {
-            by_host.entry(h.host.as_str()).or_default().push(r);
-        }
-    }
-    let files = set
-        .paths()
-        .iter()
-        .zip(headers)
-        .enumerate()
-        .filter_map(|(rank, (p, h))| {
-            let (p, h) = (p.as_ref()?, h.as_ref()?);
-            Some(FileEntry {
-                rank,
-                path: p.display().to_string(),
-                calls: h.calls,
-                events: h.events,
-                dropped_calls: h.dropped_calls,
-            })
-        })
-        .collect();
     Report {
         schema: SCHEMA,
         dir: set.dir().display().to_string(),
         run: first.run.clone(),
         ranks: first.size as usize,
         transport: first.transport.clone(),
-        hosts: by_host
-            .into_iter()
-            .map(|(name, ranks)| Host {
-                name: name.to_string(),
-                ranks,
-            })
-            .collect(),
-        files,
+        hosts: hosts_of(headers),
+        files: files_of(set),
         missing_ranks: set.missing.clone(),
         clock: clock_entry(clocks),
         calls: analysis.calls,
@@ -236,6 +209,43 @@ pub(crate) fn report(
             .map(|g| group_report(g, &hosts, clocks, tolerance))
             .collect(),
     }
+}
+
+/// Each host with the ranks whose trace files say they ran on it, by
+/// name.
+fn hosts_of(headers: &[Option<Header>]) -> Vec<Host> {
+    let mut by_host: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (r, h) in headers.iter().enumerate() {
+        if let Some(h) = h {
+            by_host.entry(h.host.as_str()).or_default().push(r);
+        }
+    }
+    by_host
+        .into_iter()
+        .map(|(name, ranks)| Host {
+            name: name.to_string(),
+            ranks,
+        })
+        .collect()
+}
+
+/// The trace files read, by rank.
+fn files_of(set: &TraceSet) -> Vec<FileEntry> {
+    set.paths()
+        .iter()
+        .zip(set.headers())
+        .enumerate()
+        .filter_map(|(rank, (p, h))| {
+            let (p, h) = (p.as_ref()?, h.as_ref()?);
+            Some(FileEntry {
+                rank,
+                path: p.display().to_string(),
+                calls: h.calls,
+                events: h.events,
+                dropped_calls: h.dropped_calls,
+            })
+        })
+        .collect()
 }
 
 fn clock_entry(clocks: &Clocks) -> ClockEntry {
@@ -254,26 +264,9 @@ fn clock_entry(clocks: &Clocks) -> ClockEntry {
 
 fn group_report(g: &Group, hosts: &[String], clocks: &Clocks, tolerance: f64) -> GroupReport {
     let message_time = timing::message_time(g);
-    let paths: Vec<Option<&PathAgg>> = g
-        .paths
-        .iter()
-        .map(|ps| {
-            ps.iter()
-                .max_by_key(|p| p.stages.first().map_or(0, |s| s.1.count()))
-        })
-        .collect();
+    let paths = main_paths(g);
     let classes = ranks::rank_classes(g, &paths, tolerance);
-    let mut load_imbalance = match g.tree {
-        true => imbalance::over_tree(&g.nodes, g.root),
-        false => None,
-    }
-    .or_else(|| {
-        let last: Vec<u64> = g.ranks.iter().map(|r| r.last_enter).collect();
-        imbalance::by_entry(&last, g.calls)
-    });
-    if let Some(found) = load_imbalance.as_mut() {
-        imbalance::explain(found, &g.ranks);
-    }
+    let load_imbalance = load_imbalance(g);
     let made_by_calls = load_imbalance
         .as_ref()
         .and_then(|i| i.cause.as_ref())
@@ -313,4 +306,32 @@ fn group_report(g: &Group, hosts: &[String], clocks: &Clocks, tolerance: f64) ->
         path_changes: g.path_changes,
         critical_path: critical::critical_report(g),
     }
+}
+
+/// Each rank's path the most calls took, if it has one.
+fn main_paths(g: &Group) -> Vec<Option<&PathAgg>> {
+    g.paths
+        .iter()
+        .map(|ps| {
+            ps.iter()
+                .max_by_key(|p| p.stages.first().map_or(0, |s| s.1.count()))
+        })
+        .collect()
+}
+
+/// The group's load imbalance, explained: over its tree if it has one and
+/// that finds it, else by when the ranks entered the calls.
+fn load_imbalance(g: &Group) -> Option<Imbalance> {
+    let mut found = match g.tree {
+        true => imbalance::over_tree(&g.nodes, g.root),
+        false => None,
+    }
+    .or_else(|| {
+        let last: Vec<u64> = g.ranks.iter().map(|r| r.last_enter).collect();
+        imbalance::by_entry(&last, g.calls)
+    });
+    if let Some(found) = found.as_mut() {
+        imbalance::explain(found, &g.ranks);
+    }
+    found
 }

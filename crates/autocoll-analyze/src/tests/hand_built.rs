@@ -9,14 +9,23 @@ use autocoll::observe::Stage::{Done as D, Enter as N, Received as R, Sent as S};
 use super::support::{
     check_timeline, close, error, es, hand_built, ns, only_group, run, scratch, timeline, write_run,
 };
+use crate::result::Report;
 use crate::synthetic::{self, rank_file, Spec};
 
-#[test]
-fn the_hand_built_three_rank_trace_gives_the_values_worked_out_by_hand() {
-    let dir = scratch("hand");
+/// The analysis of the hand-built 3-rank run, written to (and then
+/// removed from) a scratch directory named after `name`.
+fn hand_built_report(name: &str) -> Report {
+    let dir = scratch(name);
     let (spec, calls) = hand_built();
     write_run(&dir, &spec, &calls, &[]);
     let report = run(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    report
+}
+
+#[test]
+fn the_hand_built_three_rank_trace_gives_the_root_node_worked_out_by_hand() {
+    let report = hand_built_report("hand-root");
     let g = only_group(&report);
     assert_eq!(
         (g.calls, g.tree, report.clock.alignment),
@@ -55,6 +64,12 @@ fn the_hand_built_three_rank_trace_gives_the_values_worked_out_by_hand() {
     close(n.departures[1].departure_wait.mean_s, (20.0 + 10.0) / 2.0);
     close(n.serialization[0].mean_s, 15.0);
     close(n.serialization[1].mean_s, 30.0);
+}
+
+#[test]
+fn the_hand_built_three_rank_trace_gives_the_links_and_a_path_worked_out_by_hand() {
+    let report = hand_built_report("hand-links");
+    let g = only_group(&report);
 
     // Links: (t4 − t1) − (t3 − t2).
     let l: Vec<(usize, usize, f64)> = g
@@ -89,6 +104,12 @@ fn the_hand_built_three_rank_trace_gives_the_values_worked_out_by_hand() {
     {
         close(s.time.mean_s, want);
     }
+}
+
+#[test]
+fn the_hand_built_three_rank_trace_gives_the_waits_worked_out_by_hand() {
+    let report = hand_built_report("hand-waits");
+    let g = only_group(&report);
 
     // Scalasca: Wait at N x N and N x N Completion.
     let w = g.wait_states.as_ref().unwrap();
@@ -115,6 +136,12 @@ fn the_hand_built_three_rank_trace_gives_the_values_worked_out_by_hand() {
     close(r0.combine.mean_s, 20.0);
     close(r0.send.mean_s, 30.0);
     close(r0.finish.mean_s, 15.0);
+}
+
+#[test]
+fn the_hand_built_three_rank_trace_gives_the_critical_paths_worked_out_by_hand() {
+    let report = hand_built_report("hand-critical");
+    let g = only_group(&report);
 
     // Critical paths: 2 → 0 → 2 (260 ns), then 1 → 0 → 2 (160 ns).
     let cp = g.critical_path.as_ref().unwrap();
@@ -151,7 +178,6 @@ fn the_hand_built_three_rank_trace_gives_the_values_worked_out_by_hand() {
     let i = g.load_imbalance.as_ref().unwrap();
     assert_eq!(i.source, None, "{}", i.sentence);
     assert!(i.sentence.contains("in 50%"), "{}", i.sentence);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
