@@ -137,7 +137,12 @@ pub fn run(comm: &mut Communicator, s: &Setup, report: &dyn Report) -> autocoll:
     if !s.quiet && comm.rank() == 0 {
         report.machines(&found, s.method);
     }
-    let opts = found.options(&s.opts);
+    let job = Job {
+        s,
+        opts: found.options(&s.opts),
+        found,
+        report,
+    };
     let layout = comm
         .layout()
         .cloned()
@@ -157,8 +162,37 @@ pub fn run(comm: &mut Communicator, s: &Setup, report: &dyn Report) -> autocoll:
             .filter(|&i| classes[i] == i)
             .map(|i| whole[i].clone())
             .collect();
-        let heat = heat.as_slice();
-        let fallback = found.fallback(s.method);
+        let (raced, method) = job.race(comm, &heat, k as u64 + 1)?;
+        if let Some(raced) = raced.filter(|r| r.race.ending.is_some()) {
+            let out = with_alike(whole, &classes, rows_of(&heat, comm.size(), raced));
+            report.rows(job.flagged(out, method));
+        }
+    }
+    Ok(())
+}
+
+/// What every race of a job shares.
+struct Job<'a> {
+    s: &'a Setup<'a>,
+    /// The job's machines.
+    found: Machines,
+    /// The setup's options for these machines.
+    opts: Options,
+    report: &'a dyn Report,
+}
+
+impl Job<'_> {
+    /// One point's race with the setup's method, or with the machines'
+    /// fallback when that kept too few repetitions or an earlier job's
+    /// race of the point fell back already; with the method that ran.
+    fn race(
+        &self,
+        comm: &mut Communicator,
+        heat: &[Point],
+        seed: u64,
+    ) -> autocoll::Result<(Option<measure::Raced>, Method)> {
+        let s = self.s;
+        let fallback = self.found.fallback(s.method);
         // A race that fell back in an earlier job goes on with the
         // fallback (every rank reads the same saved races).
         let fell_back = fallback != s.method
@@ -166,7 +200,7 @@ pub fn run(comm: &mut Communicator, s: &Setup, report: &dyn Report) -> autocoll:
                 saved.method == Some(fallback) && saved.races(heat, comm.size(), fallback)
             });
         let mut method = if fell_back { fallback } else { s.method };
-        let mut raced = race_one(comm, s, &opts, heat, method, k as u64 + 1, report)?;
+        let mut raced = self.race_one(comm, heat, method, seed)?;
         let short = raced
             .as_ref()
             .is_some_and(|r| r.race.ending == Some(Ending::Unmeasured));
@@ -174,7 +208,7 @@ pub fn run(comm: &mut Communicator, s: &Setup, report: &dyn Report) -> autocoll:
         if !fell_back && measure::agree(comm, short)? {
             method = fallback;
             if comm.rank() == 0 {
-                report.note(&format!(
+                self.report.note(&format!(
                     "{} on {} ranks, {}: {} kept too few repetitions of some candidates; \
                      racing them again with {method} ({})",
                     heat[0].imp.op,
@@ -184,45 +218,55 @@ pub fn run(comm: &mut Communicator, s: &Setup, report: &dyn Report) -> autocoll:
                     machines::bias(method)
                 ));
             }
-            raced = race_one(comm, s, &opts, heat, method, k as u64 + 1, report)?;
+            raced = self.race_one(comm, heat, method, seed)?;
         }
-        if let Some(raced) = raced.filter(|r| r.race.ending.is_some()) {
-            let mut out = with_alike(whole, &classes, rows_of(heat, comm.size(), raced));
-            for r in &mut out {
-                if method != s.method {
-                    r.flag(Flag::Fallback);
-                } else if !found.holds(method) {
-                    r.flag(Flag::Crowded);
-                }
-            }
-            report.rows(out);
-        }
+        Ok((raced, method))
     }
-    Ok(())
-}
 
-/// One point's race with `method` and `opts` (the setup's, for these
-/// machines), going on with its saved race if any.
-fn race_one(
-    comm: &mut Communicator,
-    s: &Setup,
-    opts: &Options,
-    heat: &[Point],
-    method: Method,
-    seed: u64,
-    report: &dyn Report,
-) -> autocoll::Result<Option<measure::Raced>> {
-    let ranks = comm.size();
-    let from = s
-        .saved
-        .iter()
-        .find(|saved| saved.races(heat, ranks, method))
-        .map(|saved| saved.race.clone());
-    let mut report = |race: &Race| {
-        report.round(Saved::of(heat, ranks, method, race));
-        !s.stop.load(Ordering::Relaxed) && !race.hand_over(&s.rule, s.per_job)
-    };
-    measure::race_points(comm, heat, method, opts, &s.rule, from, seed, &mut report)
+    /// One point's race with `method`, going on with its saved race if
+    /// any.
+    fn race_one(
+        &self,
+        comm: &mut Communicator,
+        heat: &[Point],
+        method: Method,
+        seed: u64,
+    ) -> autocoll::Result<Option<measure::Raced>> {
+        let s = self.s;
+        let ranks = comm.size();
+        let from = s
+            .saved
+            .iter()
+            .find(|saved| saved.races(heat, ranks, method))
+            .map(|saved| saved.race.clone());
+        let mut report = |race: &Race| {
+            self.report.round(Saved::of(heat, ranks, method, race));
+            !s.stop.load(Ordering::Relaxed) && !race.hand_over(&s.rule, s.per_job)
+        };
+        measure::race_points(
+            comm,
+            heat,
+            method,
+            &self.opts,
+            &s.rule,
+            from,
+            seed,
+            &mut report,
+        )
+    }
+
+    /// A point's rows, flagged when `method` (what measured them) was the
+    /// fallback or does not hold on these machines.
+    fn flagged(&self, mut rows: Vec<Row>, method: Method) -> Vec<Row> {
+        for r in &mut rows {
+            if method != self.s.method {
+                r.flag(Flag::Fallback);
+            } else if !self.found.holds(method) {
+                r.flag(Flag::Crowded);
+            }
+        }
+        rows
+    }
 }
 
 /// Every candidate's row, marked.
