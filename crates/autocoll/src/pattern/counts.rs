@@ -5,8 +5,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-mod wire;
-
 /// The messages one rank sent another in one size class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
@@ -60,16 +58,16 @@ fn class_range(class: u32) -> (u128, u128) {
 /// How many messages of one key were sent, and their bytes in all.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Totals {
-    count: u64,
-    bytes: u64,
+    pub(super) count: u64,
+    pub(super) bytes: u64,
 }
 
 /// One rank's counts: per (kind, destination, size class), how many
 /// messages it sent and their bytes in all.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Recorder {
-    rank: usize,
-    ranks: usize,
+    pub(super) rank: usize,
+    pub(super) ranks: usize,
     pub(super) counts: BTreeMap<(Kind, usize, u32), Totals>,
 }
 
@@ -108,17 +106,6 @@ impl Recorder {
         self.counts
             .get(&(kind, dst, class))
             .map(|t| (t.count, t.bytes))
-    }
-
-    /// The counts as a compact binary record, for gathering to rank 0.
-    pub fn encode(&self) -> Vec<u8> {
-        wire::encode(self)
-    }
-
-    /// The counts [`Self::encode`] made; an error says where a record cut
-    /// short or damaged goes wrong.
-    pub fn decode(data: &[u8]) -> crate::error::Result<Recorder> {
-        wire::decode(data)
     }
 
     /// The entries of `kind`, in (destination, class) order, as this rank's.

@@ -7,14 +7,27 @@
 //! entry takes a few bytes rather than 30 and a rank's record stays far
 //! below a frame however many peers it talks to.
 
-use super::{check_entry, Entry, Kind, Recorder, Totals};
+use super::counts::{check_entry, Entry, Kind, Recorder, Totals};
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 4] = b"ACP1";
 /// The longest LEB128 encoding of a u64.
 const MAX_VARINT: usize = 10;
 
-pub(super) fn encode(recorder: &Recorder) -> Vec<u8> {
+impl Recorder {
+    /// The counts as a compact binary record, for gathering to rank 0.
+    pub fn encode(&self) -> Vec<u8> {
+        encode(self)
+    }
+
+    /// The counts [`Self::encode`] made; an error says where a record cut
+    /// short or damaged goes wrong.
+    pub fn decode(data: &[u8]) -> Result<Recorder> {
+        decode(data)
+    }
+}
+
+fn encode(recorder: &Recorder) -> Vec<u8> {
     let mut out = MAGIC.to_vec();
     put(&mut out, recorder.rank as u64);
     put(&mut out, recorder.ranks as u64);
@@ -40,7 +53,7 @@ fn put(out: &mut Vec<u8>, mut n: u64) {
     out.push(n as u8);
 }
 
-pub(super) fn decode(data: &[u8]) -> Result<Recorder> {
+fn decode(data: &[u8]) -> Result<Recorder> {
     let mut r = Cursor { data, at: 0 };
     if !data.starts_with(MAGIC) {
         return Err(r.bad("not a pattern record (no ACP1 at the start)"));
