@@ -72,21 +72,8 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             switch_ratio,
             out,
         } => {
-            let (mut apart, mut together, mut both) = (Vec::new(), Vec::new(), Vec::new());
-            for path in &json {
-                let (hosts, rows) = read_run(path)?;
-                let one_host = hosts.len() == 2 && hosts[0] == hosts[1];
-                for row in rows {
-                    match (row.imp == EXCHANGE, one_host) {
-                        (true, false) => both.push(row),
-                        // An exchange within a host has no link either way.
-                        (true, true) => {}
-                        (false, true) => together.push(row),
-                        (false, false) => apart.push(row),
-                    }
-                }
-            }
-            let (intercept, slope, n) = line(&apart).map_err(Failure::Usage)?;
+            let rows = FitRows::read(&json)?;
+            let (intercept, slope, n) = line(&rows.apart).map_err(Failure::Usage)?;
             let mut model = Model {
                 latency_ns: intercept / 2.0,
                 overhead_ns: intercept / 4.0,
@@ -104,36 +91,8 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
                 slope,
                 8e3 / slope,
             );
-            match line(&together) {
-                Ok((intercept, slope, n)) => {
-                    // Both ranks' overheads are in the line too.
-                    model.local_latency_ns = (intercept - 2.0 * model.overhead_ns).max(0.0);
-                    model.local_ns_per_byte = slope.max(0.0);
-                    say!(
-                        "fitted to {n} two-rank points on one host: latency {:.1} µs, {:.3} ns a byte",
-                        model.local_latency_ns * 1e-3,
-                        model.local_ns_per_byte
-                    );
-                }
-                Err(_) => say!(
-                    "no two-rank run on one host: ranks of one host keep the default {:.1} µs and {:.3} ns a byte",
-                    model.local_latency_ns * 1e-3,
-                    model.local_ns_per_byte
-                ),
-            }
-            match both_ways(&both, intercept, slope) {
-                Some((share, n)) => {
-                    model.both_ways = share;
-                    say!(
-                        "fitted to {n} exchanges on two hosts: a link carrying data while the other way does is {:.1}% slower",
-                        share * 100.0
-                    );
-                }
-                None => say!(
-                    "no exchange ({EXCHANGE}, 2 ranks on two hosts, 16 KiB or more): both ways keep the default {:.1}%",
-                    model.both_ways * 100.0
-                ),
-            }
+            fit_one_host(&mut model, &rows.together);
+            fit_both_ways(&mut model, &rows.both, intercept, slope);
             model.check().map_err(Failure::Usage)?;
             write_model(&model, &out)?;
             say!("written to {}", out.display());
@@ -142,22 +101,100 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         What::Compare {
             measured,
             predicted,
-        } => {
-            let mut runs = Vec::new();
-            for path in &measured {
-                runs.push(read_rows(path)?);
-            }
-            let points = pair(&runs, &read_rows(&predicted)?);
-            if points.is_empty() {
-                return Err(Failure::Usage(format!(
-                    "{} has no point (implementation, ranks, bytes) in common with the measured runs",
-                    predicted.display()
-                )));
-            }
-            print_comparison(&points);
-            Ok(ExitCode::SUCCESS)
-        }
+        } => compare(&measured, &predicted),
     }
+}
+
+/// The 2-rank rows a fit reads, by what they measure.
+struct FitRows {
+    /// One message between two hosts.
+    apart: Vec<Row>,
+    /// One message within a host.
+    together: Vec<Row>,
+    /// Exchanges between two hosts.
+    both: Vec<Row>,
+}
+
+impl FitRows {
+    /// The rows of the bench JSON files `json`, sorted.
+    fn read(json: &[PathBuf]) -> Result<FitRows, Failure> {
+        let (mut apart, mut together, mut both) = (Vec::new(), Vec::new(), Vec::new());
+        for path in json {
+            let (hosts, rows) = read_run(path)?;
+            let one_host = hosts.len() == 2 && hosts[0] == hosts[1];
+            for row in rows {
+                match (row.imp == EXCHANGE, one_host) {
+                    (true, false) => both.push(row),
+                    // An exchange within a host has no link either way.
+                    (true, true) => {}
+                    (false, true) => together.push(row),
+                    (false, false) => apart.push(row),
+                }
+            }
+        }
+        Ok(FitRows {
+            apart,
+            together,
+            both,
+        })
+    }
+}
+
+/// Fits the model's ranks of one host to the runs on one host, or says
+/// it keeps the defaults.
+fn fit_one_host(model: &mut Model, together: &[Row]) {
+    match line(together) {
+        Ok((intercept, slope, n)) => {
+            // Both ranks' overheads are in the line too.
+            model.local_latency_ns = (intercept - 2.0 * model.overhead_ns).max(0.0);
+            model.local_ns_per_byte = slope.max(0.0);
+            say!(
+                "fitted to {n} two-rank points on one host: latency {:.1} µs, {:.3} ns a byte",
+                model.local_latency_ns * 1e-3,
+                model.local_ns_per_byte
+            );
+        }
+        Err(_) => say!(
+            "no two-rank run on one host: ranks of one host keep the default {:.1} µs and {:.3} ns a byte",
+            model.local_latency_ns * 1e-3,
+            model.local_ns_per_byte
+        ),
+    }
+}
+
+/// Fits the model's `both_ways` to the exchanges against the one-way
+/// line (`intercept`, `slope`), or says it keeps the default.
+fn fit_both_ways(model: &mut Model, both: &[Row], intercept: f64, slope: f64) {
+    match both_ways(both, intercept, slope) {
+        Some((share, n)) => {
+            model.both_ways = share;
+            say!(
+                "fitted to {n} exchanges on two hosts: a link carrying data while the other way does is {:.1}% slower",
+                share * 100.0
+            );
+        }
+        None => say!(
+            "no exchange ({EXCHANGE}, 2 ranks on two hosts, 16 KiB or more): both ways keep the default {:.1}%",
+            model.both_ways * 100.0
+        ),
+    }
+}
+
+/// `sim compare`: the runs `measured` against the sim's `predicted`.
+fn compare(measured: &[PathBuf], predicted: &Path) -> Result<ExitCode, Failure> {
+    let mut runs = Vec::new();
+    for path in measured {
+        runs.push(read_rows(path)?);
+    }
+    let points = pair(&runs, &read_rows(predicted)?);
+    if points.is_empty() {
+        return Err(Failure::Usage(format!(
+            "{} has no point (implementation, ranks, bytes) in common with the measured runs",
+            predicted.display()
+        )));
+    }
+    print_comparison(&points);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The rows of a bench JSON file.

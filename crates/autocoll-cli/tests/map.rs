@@ -463,6 +463,40 @@ fn the_inside_of_a_host_comes_from_a_saved_hwloc_line() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `map probe` of the cluster `spec` (its directory `cluster` in `dir`),
+/// writing measured.toml, probe.json and figure1.svg into `dir`.
+fn probe(spec: &str, dir: &Path) -> Output {
+    map(
+        &[
+            "probe",
+            "--topology",
+            spec,
+            "--cluster-dir",
+            "cluster",
+            "--lengths",
+            "1K,256K,1M",
+            "--stream-lengths",
+            "256K,1M",
+            "--reps",
+            "2",
+            "--out",
+            "measured.toml",
+            "--json",
+            "probe.json",
+            "--plot",
+            "figure1.svg",
+        ],
+        dir,
+    )
+}
+
+/// The Mbit/s of a measured link's last upward point.
+fn sustained(v: &toml::Value) -> f64 {
+    let up = v["up"].as_array().unwrap();
+    let last = up.last().unwrap().as_array().unwrap();
+    last[1].as_float().unwrap() * 8.0 / 1e6
+}
+
 /// `map probe` on the emulated two-subnet cluster: one rank per slot, the
 /// measured topology read back by `map` and written again unchanged, its
 /// host links near the 100 Mbit/s the cluster's token buckets allow (a
@@ -488,28 +522,7 @@ fn the_probe_measures_the_emulated_links_into_a_topology_file() {
         "{}",
         text(&lonely.stderr)
     );
-    let out = map(
-        &[
-            "probe",
-            "--topology",
-            &spec,
-            "--cluster-dir",
-            "cluster",
-            "--lengths",
-            "1K,256K,1M",
-            "--stream-lengths",
-            "256K,1M",
-            "--reps",
-            "2",
-            "--out",
-            "measured.toml",
-            "--json",
-            "probe.json",
-            "--plot",
-            "figure1.svg",
-        ],
-        &dir,
-    );
+    let out = probe(&spec, &dir);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("probe.json")).unwrap()).unwrap();
@@ -519,11 +532,6 @@ fn the_probe_measures_the_emulated_links_into_a_topology_file() {
         .parse()
         .unwrap();
     let elements = file["element"].as_array().unwrap();
-    let sustained = |v: &toml::Value| {
-        let up = v["up"].as_array().unwrap();
-        let last = up.last().unwrap().as_array().unwrap();
-        last[1].as_float().unwrap() * 8.0 / 1e6
-    };
     for e in elements.iter().filter(|e| e.get("pes").is_some()) {
         let link = sustained(&e["link"]);
         assert!(

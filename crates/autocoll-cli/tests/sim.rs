@@ -61,40 +61,28 @@ fn bench_on_sim_runs_256_ranks_and_the_flat_tree_loses_by_far() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn a_model_fitted_to_two_rank_runs_predicts_them_back() {
-    let dir = scratch("fit");
-    let (runs, model, predicted) = (dir.join("p2.json"), dir.join("m.toml"), dir.join("s.json"));
-    // Two-rank "measurements" made on a known model, fitted, run again.
-    let bench = |model: Option<&std::path::Path>, json: &std::path::Path| {
-        let mut cmd = autocoll();
-        cmd.args(["bench", "--transport", "sim", "-n", "2", "--op", "bcast"])
-            .args(["--impl", "bcast:flat", "--bytes", "1,16K,64K,256K"])
-            .args(["--method", "truth", "--json"])
-            .arg(json);
-        if let Some(m) = model {
-            cmd.arg("--model").arg(m);
-        }
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    // The default model without the ranks' processor time: an
-    // allreduce's sums took time enough in a debug build to move the
-    // fitted both ways by a point, and the known model is exact.
-    let known = dir.join("known.toml");
-    let exact = autocoll::sim::Model {
-        cpu_scale: 0.0,
-        ..autocoll::sim::Model::default()
-    };
-    std::fs::write(&known, exact.to_toml()).unwrap();
-    bench(Some(&known), &runs);
-    // Exchanges both ways at once on that model: the fit finds how much
-    // slower its links are both ways.
-    let exchanges = dir.join("x2.json");
+/// Two-rank flat broadcasts at four sizes on `--transport sim` (on
+/// `model`, if given), their results written to `json`.
+fn bench_two_ranks(model: Option<&std::path::Path>, json: &std::path::Path) {
+    let mut cmd = autocoll();
+    cmd.args(["bench", "--transport", "sim", "-n", "2", "--op", "bcast"])
+        .args(["--impl", "bcast:flat", "--bytes", "1,16K,64K,256K"])
+        .args(["--method", "truth", "--json"])
+        .arg(json);
+    if let Some(m) = model {
+        cmd.arg("--model").arg(m);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Two-rank exchanges both ways at once on `model`, their results written
+/// to `json`.
+fn bench_exchanges(model: &std::path::Path, json: &std::path::Path) {
     succeeded(
         autocoll()
             .args([
@@ -113,10 +101,31 @@ fn a_model_fitted_to_two_rank_runs_predicts_them_back() {
                 "16K,64K,256K",
             ])
             .args(["--method", "truth", "--model"])
-            .arg(&known)
+            .arg(model)
             .arg("--json")
-            .arg(&exchanges),
+            .arg(json),
     );
+}
+
+#[test]
+fn a_model_fitted_to_two_rank_runs_predicts_them_back() {
+    let dir = scratch("fit");
+    let (runs, model, predicted) = (dir.join("p2.json"), dir.join("m.toml"), dir.join("s.json"));
+    // Two-rank "measurements" made on a known model, fitted, run again.
+    // The default model without the ranks' processor time: an
+    // allreduce's sums took time enough in a debug build to move the
+    // fitted both ways by a point, and the known model is exact.
+    let known = dir.join("known.toml");
+    let exact = autocoll::sim::Model {
+        cpu_scale: 0.0,
+        ..autocoll::sim::Model::default()
+    };
+    std::fs::write(&known, exact.to_toml()).unwrap();
+    bench_two_ranks(Some(&known), &runs);
+    // Exchanges both ways at once on that model: the fit finds how much
+    // slower its links are both ways.
+    let exchanges = dir.join("x2.json");
+    bench_exchanges(&known, &exchanges);
     let out = succeeded(
         autocoll()
             .args(["sim", "fit"])
@@ -137,7 +146,7 @@ fn a_model_fitted_to_two_rank_runs_predicts_them_back() {
     let fitted = autocoll::sim::Model::load(&model).unwrap();
     let both_ways = autocoll::sim::Model::default().both_ways;
     assert!((fitted.both_ways - both_ways).abs() < 0.01, "{fitted:?}");
-    bench(Some(&model), &predicted);
+    bench_two_ranks(Some(&model), &predicted);
     let out = autocoll()
         .args(["sim", "compare"])
         .arg(&runs)

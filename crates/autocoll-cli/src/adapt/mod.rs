@@ -157,17 +157,7 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
     let tree = crate::args::TreeFile::load(&a.tree)?;
     let ranks = a.ranks.or(tree.as_ref().map(|t| t.size())).unwrap_or(4);
     let root = a.root.or(tree.as_ref().map(|t| t.root())).unwrap_or(0);
-    if ranks == 0 {
-        return Err(usage("-n: a job needs at least 1 rank".into()));
-    }
-    if op.rooted() && root >= ranks {
-        return Err(usage(format!(
-            "--root {root} is not a rank of a {ranks}-rank job"
-        )));
-    }
-    if a.calls < 2 {
-        return Err(usage("--calls must be at least 2".into()));
-    }
+    check_job(a, op, ranks, root)?;
     let params = params_of(a)?;
     let mut candidates = match &a.imp {
         Some(text) => crate::args::impls(text)?.unwrap_or_else(|| paper_trees(op, bytes)),
@@ -185,17 +175,7 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
     if candidates.is_empty() {
         return Err(usage(format!("no candidates for {op}")));
     }
-    let disturb = a
-        .disturb
-        .as_deref()
-        .map(|t| disturb_of(t, ranks))
-        .transpose()?;
-    if matches!(disturb, Some(Disturb::Rate { .. })) && a.transport != Transport::Tcp {
-        return Err(usage(
-            "--disturb host=…,rate=… throttles an emulated host: use it with --transport tcp"
-                .into(),
-        ));
-    }
+    let disturb = disturb_arg(a, ranks)?;
     if a.seeds > 1 && a.plot.is_some() {
         return Err(usage("--plot draws one run: leave out --seeds".into()));
     }
@@ -213,6 +193,39 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
         disturb,
         timeout: Duration::from_secs(a.timeout),
     })
+}
+
+/// Refuses a job of no ranks, a root outside it, and fewer than 2 calls.
+fn check_job(a: &Args, op: Collective, ranks: usize, root: usize) -> Result<(), Failure> {
+    if ranks == 0 {
+        return Err(Failure::Usage("-n: a job needs at least 1 rank".into()));
+    }
+    if op.rooted() && root >= ranks {
+        return Err(Failure::Usage(format!(
+            "--root {root} is not a rank of a {ranks}-rank job"
+        )));
+    }
+    if a.calls < 2 {
+        return Err(Failure::Usage("--calls must be at least 2".into()));
+    }
+    Ok(())
+}
+
+/// `--disturb` on a job of `ranks`; throttling a host's rate needs the
+/// emulated cluster of a tcp job.
+fn disturb_arg(a: &Args, ranks: usize) -> Result<Option<Disturb>, Failure> {
+    let disturb = a
+        .disturb
+        .as_deref()
+        .map(|t| disturb_of(t, ranks))
+        .transpose()?;
+    if matches!(disturb, Some(Disturb::Rate { .. })) && a.transport != Transport::Tcp {
+        return Err(Failure::Usage(
+            "--disturb host=…,rate=… throttles an emulated host: use it with --transport tcp"
+                .into(),
+        ));
+    }
+    Ok(disturb)
 }
 
 /// The lottery's parameters (`--alpha`), after checking them and

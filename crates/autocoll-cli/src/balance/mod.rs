@@ -136,6 +136,42 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
 }
 
 fn setup_of(a: &Args) -> Result<Setup, Failure> {
+    check_job(a)?;
+    let bytes = parse_bytes(&a.bytes).map_err(|e| Failure::Usage(format!("--bytes: {e}")))?;
+    let imp = tree_of(a)?;
+    let load = a
+        .load
+        .as_deref()
+        .map(|t| load_arg(t, a.ranks, a.root))
+        .transpose()?;
+    let moves = a
+        .load_moves_at
+        .as_deref()
+        .map(|t| moves_arg(t, a.ranks, a.calls))
+        .transpose()?;
+    if moves.is_some() && load.is_none() {
+        return Err(Failure::Usage(
+            "--load-moves-at moves the --load: give --load too".into(),
+        ));
+    }
+    Ok(Setup {
+        ranks: a.ranks,
+        bytes,
+        calls: a.calls,
+        imp,
+        root: a.root,
+        load,
+        moves,
+        modes: modes_of(a)?,
+        params: params_of(a)?,
+        seed: a.seed,
+        timeout: Duration::from_secs(a.timeout),
+    })
+}
+
+/// Refuses an `--op` other than bcast, and ranks, root or calls the
+/// balancer cannot run with.
+fn check_job(a: &Args) -> Result<(), Failure> {
     let usage = |m: String| Failure::Usage(m);
     let op: Collective = a.op.parse().map_err(|e| usage(format!("--op: {e}")))?;
     if op != Collective::Bcast {
@@ -158,39 +194,37 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
     if a.calls < 2 {
         return Err(usage("--calls must be at least 2".into()));
     }
-    let bytes = parse_bytes(&a.bytes).map_err(|e| usage(format!("--bytes: {e}")))?;
+    Ok(())
+}
+
+/// `--impl`, which must be a bcast tree.
+fn tree_of(a: &Args) -> Result<Implementation, Failure> {
     let imp: Implementation = a
         .imp
         .parse()
-        .map_err(|e| usage(format!("--impl {}: {e}", a.imp)))?;
+        .map_err(|e| Failure::Usage(format!("--impl {}: {e}", a.imp)))?;
     if imp.op != Collective::Bcast || !matches!(imp.algorithm, Algorithm::Tree(_)) {
-        return Err(usage(format!(
+        return Err(Failure::Usage(format!(
             "--impl {imp}: the balancer reorders trees: give a bcast tree (bcast:binomial, bcast:binary, …)"
         )));
     }
-    let load = a
-        .load
-        .as_deref()
-        .map(|t| load_arg(t, a.ranks, a.root))
-        .transpose()?;
-    let moves = a
-        .load_moves_at
-        .as_deref()
-        .map(|t| moves_arg(t, a.ranks, a.calls))
-        .transpose()?;
-    if moves.is_some() && load.is_none() {
-        return Err(usage(
-            "--load-moves-at moves the --load: give --load too".into(),
-        ));
-    }
-    let modes = match a.mode.as_str() {
+    Ok(imp)
+}
+
+/// The balanced series' modes: `--mode`, or swap and sort for `both`.
+fn modes_of(a: &Args) -> Result<Vec<Mode>, Failure> {
+    Ok(match a.mode.as_str() {
         "both" => vec![Mode::Swap, Mode::Sort],
         other => vec![other
             .parse::<Mode>()
-            .map_err(|e| usage(format!("--mode: {e} or both")))?],
-    };
+            .map_err(|e| Failure::Usage(format!("--mode: {e} or both")))?],
+    })
+}
+
+/// The balancers' parameters from `--period` and `--threshold`.
+fn params_of(a: &Args) -> Result<Params, Failure> {
     let threshold = autocoll::clock::parse_duration(&a.threshold)
-        .map_err(|e| usage(format!("--threshold {}: {e}", a.threshold)))?;
+        .map_err(|e| Failure::Usage(format!("--threshold {}: {e}", a.threshold)))?;
     let params = Params {
         period: a.period,
         threshold,
@@ -198,20 +232,8 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
     };
     params
         .check()
-        .map_err(|e| usage(format!("--period/--threshold: {e}")))?;
-    Ok(Setup {
-        ranks: a.ranks,
-        bytes,
-        calls: a.calls,
-        imp,
-        root: a.root,
-        load,
-        moves,
-        modes,
-        params,
-        seed: a.seed,
-        timeout: Duration::from_secs(a.timeout),
-    })
+        .map_err(|e| Failure::Usage(format!("--period/--threshold: {e}")))?;
+    Ok(params)
 }
 
 /// `--load rank=R,work=T` (rank optional).

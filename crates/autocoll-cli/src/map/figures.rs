@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use plotters::prelude::*;
 
 use crate::out::say;
-use crate::plot::{legend, PALETTE};
+use crate::plot::{canvas, chart, legend, PALETTE};
 use crate::Failure;
 
 /// Arguments of `autocoll map figures`.
@@ -103,20 +103,14 @@ fn figure7(rows: &[Row]) -> Result<String, String> {
         .fold(0.1f64, f64::max)
         * 100.0
         * 1.1;
-    let mut text = String::new();
-    {
-        let area = SVGBackend::with_string(&mut text, (700, 700)).into_drawing_area();
-        area.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&area)
-            .caption(
-                "estimated against actual speedup over linear",
-                ("sans-serif", 20),
-            )
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(60)
-            .build_cartesian_2d(-span..span, -span..span)
-            .map_err(|e| e.to_string())?;
+    canvas((700, 700), |area| {
+        let mut chart = chart(
+            area,
+            "estimated against actual speedup over linear",
+            (45, 60),
+            -span..span,
+            -span..span,
+        )?;
         chart
             .configure_mesh()
             .x_desc("estimated speedup (%)")
@@ -142,10 +136,8 @@ fn figure7(rows: &[Row]) -> Result<String, String> {
                 .label(engine)
                 .legend(move |(x, y)| Circle::new((x + 10, y), 5, colour.filled()));
         }
-        legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
-        area.present().map_err(|e| e.to_string())?;
-    }
-    Ok(text)
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)
+    })
 }
 
 /// Figure 9: the chosen mapping's actual speedup over linear, a bar per
@@ -157,20 +149,14 @@ fn figure9(rows: &[Row]) -> Result<String, String> {
     let hi = chosen.iter().map(|r| 100.0 * r.actual).fold(10.0, f64::max) * 1.15;
     let lo = chosen.iter().map(|r| 100.0 * r.actual).fold(0.0, f64::min) * 1.15 - 0.1 * hi;
     let slots = (kernels.len() * (engines.len() + 1)) as f64;
-    let mut text = String::new();
-    {
-        let area = SVGBackend::with_string(&mut text, (900, 500)).into_drawing_area();
-        area.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&area)
-            .caption(
-                "the chosen mapping's actual speedup over linear",
-                ("sans-serif", 20),
-            )
-            .margin(15)
-            .x_label_area_size(35)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..slots, lo..hi)
-            .map_err(|e| e.to_string())?;
+    canvas((900, 500), |area| {
+        let mut chart = chart(
+            area,
+            "the chosen mapping's actual speedup over linear",
+            (35, 60),
+            0.0..slots,
+            lo..hi,
+        )?;
         chart
             .configure_mesh()
             .disable_x_mesh()
@@ -178,6 +164,7 @@ fn figure9(rows: &[Row]) -> Result<String, String> {
             .y_desc("actual speedup (%)")
             .draw()
             .map_err(|e| e.to_string())?;
+        let group = engines.len() + 1;
         for (i, engine) in engines.iter().enumerate() {
             let colour = PALETTE[i % PALETTE.len()];
             let bars = chosen
@@ -185,7 +172,7 @@ fn figure9(rows: &[Row]) -> Result<String, String> {
                 .filter(|r| r.engine == *engine)
                 .filter_map(|r| {
                     let k = kernels.iter().position(|k| *k == r.kernel)?;
-                    let x = (k * (engines.len() + 1) + i) as f64 + 0.5;
+                    let x = (k * group + i) as f64 + 0.5;
                     Some(Rectangle::new(
                         [(x, 0.0), (x + 1.0, 100.0 * r.actual)],
                         colour.filled(),
@@ -200,9 +187,8 @@ fn figure9(rows: &[Row]) -> Result<String, String> {
                 });
         }
         // Each kernel's name under its group of bars.
-        let group = (engines.len() + 1) as f64;
         let names = kernels.iter().enumerate().map(|(k, name)| {
-            let x = k as f64 * group + 0.5 + engines.len() as f64 / 2.0;
+            let x = k as f64 * group as f64 + 0.5 + engines.len() as f64 / 2.0;
             Text::new(
                 name.to_string(),
                 (x, lo),
@@ -210,10 +196,8 @@ fn figure9(rows: &[Row]) -> Result<String, String> {
             )
         });
         chart.draw_series(names).map_err(|e| e.to_string())?;
-        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        area.present().map_err(|e| e.to_string())?;
-    }
-    Ok(text)
+        legend(&mut chart, SeriesLabelPosition::UpperRight)
+    })
 }
 
 #[cfg(test)]

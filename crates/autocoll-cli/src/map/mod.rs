@@ -158,24 +158,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         Some(Sub::Figures(f)) => return figures::run(f),
         None => {}
     }
-    let path = a
-        .topology
-        .as_deref()
-        .ok_or_else(|| usage("give --topology FILE".into()))?;
-    let mut topology = load_topology(path).map_err(usage)?;
-    if let Some(inside) = &a.host_inside {
-        let levels = match inside.as_str() {
-            "hwloc" => autocoll_map::hwloc::this_machine().map_err(|e| usage(e.to_string()))?,
-            file => {
-                let text = std::fs::read_to_string(file)
-                    .map_err(|e| usage(format!("reading {file}: {e}")))?;
-                autocoll_map::hwloc::parse_synthetic(&text)
-                    .map_err(|e| usage(format!("{file}: {e}")))?
-            }
-        };
-        topology =
-            autocoll_map::hwloc::expand(&topology, &levels).map_err(|e| usage(e.to_string()))?;
-    }
+    let topology = topology_of(&a)?;
     if let Some(path) = &a.write_topology {
         topology
             .write(path)
@@ -215,6 +198,29 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     print(&report);
     write_files(&a, &topology, &report).map_err(Failure::Run)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--topology`, with each host's inside from `--host-inside` where given.
+fn topology_of(a: &Args) -> Result<Topology, Failure> {
+    let usage = Failure::Usage;
+    let path = a
+        .topology
+        .as_deref()
+        .ok_or_else(|| usage("give --topology FILE".into()))?;
+    let topology = load_topology(path).map_err(usage)?;
+    let Some(inside) = &a.host_inside else {
+        return Ok(topology);
+    };
+    let levels = match inside.as_str() {
+        "hwloc" => autocoll_map::hwloc::this_machine().map_err(|e| usage(e.to_string()))?,
+        file => {
+            let text =
+                std::fs::read_to_string(file).map_err(|e| usage(format!("reading {file}: {e}")))?;
+            autocoll_map::hwloc::parse_synthetic(&text)
+                .map_err(|e| usage(format!("{file}: {e}")))?
+        }
+    };
+    autocoll_map::hwloc::expand(&topology, &levels).map_err(|e| usage(e.to_string()))
 }
 
 fn methods(text: &str) -> Result<Vec<&'static str>, String> {
@@ -314,44 +320,28 @@ fn map(
 ) -> Result<Report, String> {
     let estimator = Estimator::new(t);
     let mut outcomes: Vec<Outcome> = Vec::new();
-    let mut random = None;
     let linear = autocoll_map::linear(traffic.ranks(), t).map_err(|e| e.to_string())?;
     let base = estimator.cost(traffic, &linear);
-    let mut greedy = None;
-    let mut notes = Vec::new();
+    let mut mapper = Mapper {
+        t,
+        traffic,
+        budget,
+        samples: a.samples,
+        seed: a.seed,
+        greedy: None,
+        random: None,
+        notes: Vec::new(),
+    };
     for &m in methods {
         if m == "scotch" && methods.len() > 1 && !have_scotch() {
-            notes.push("scotch: skipped, scotch_gmap not found (Debian package `scotch`)".into());
+            let note = "scotch: skipped, scotch_gmap not found (Debian package `scotch`)";
+            mapper.notes.push(note.into());
             continue;
         }
         let began = Instant::now();
         let mapping = match m {
             "linear" => linear.clone(),
-            "greedy" => greedy_of(t, traffic, &mut greedy)?,
-            "search" => {
-                let start = greedy_of(t, traffic, &mut greedy)?;
-                autocoll_map::search(t, traffic, &start, budget).map_err(|e| e.to_string())?
-            }
-            "scotch" => {
-                let (mapping, moved) = scotch_of(t, traffic)?;
-                if moved > 0 {
-                    notes.push(format!(
-                        "scotch: {moved} ranks moved off processing elements scotch_gmap gave twice"
-                    ));
-                }
-                mapping
-            }
-            _ => {
-                let s = autocoll_map::random(t, traffic, a.samples, a.seed)
-                    .map_err(|e| e.to_string())?;
-                random = Some(SpreadJson {
-                    samples: s.samples,
-                    best: s.best.0,
-                    median: s.median,
-                    worst: s.worst,
-                });
-                s.best.1
-            }
+            m => mapper.mapping(m)?,
         };
         let took_s = began.elapsed().as_secs_f64();
         let e = estimator.estimate(traffic, &mapping);
@@ -373,21 +363,69 @@ fn map(
         ranks: traffic.ranks(),
         bytes: traffic.total_bytes(),
         methods: outcomes,
-        random,
+        random: mapper.random,
         chosen,
-        notes,
+        notes: mapper.notes,
     })
 }
 
-fn greedy_of(
-    t: &Topology,
-    traffic: &Traffic,
-    memo: &mut Option<Mapping>,
-) -> Result<Mapping, String> {
-    if memo.is_none() {
-        *memo = Some(autocoll_map::greedy(t, traffic).map_err(|e| e.to_string())?);
+/// The mapping methods but linear, on one topology and pattern, with what
+/// they leave besides their mapping.
+struct Mapper<'a> {
+    t: &'a Topology,
+    traffic: &'a Traffic,
+    budget: Budget,
+    /// Random placements to draw.
+    samples: usize,
+    seed: u64,
+    /// Greedy's mapping, once made: the search starts from it.
+    greedy: Option<Mapping>,
+    /// The spread of the random placements, once drawn.
+    random: Option<SpreadJson>,
+    notes: Vec<String>,
+}
+
+impl Mapper<'_> {
+    /// Method `m`'s mapping: greedy, search, scotch, or else random's best.
+    fn mapping(&mut self, m: &str) -> Result<Mapping, String> {
+        let (t, traffic) = (self.t, self.traffic);
+        Ok(match m {
+            "greedy" => self.greedy()?,
+            "search" => {
+                let start = self.greedy()?;
+                autocoll_map::search(t, traffic, &start, self.budget).map_err(|e| e.to_string())?
+            }
+            "scotch" => {
+                let (mapping, moved) = scotch_of(t, traffic)?;
+                if moved > 0 {
+                    self.notes.push(format!(
+                        "scotch: {moved} ranks moved off processing elements scotch_gmap gave twice"
+                    ));
+                }
+                mapping
+            }
+            _ => {
+                let s = autocoll_map::random(t, traffic, self.samples, self.seed)
+                    .map_err(|e| e.to_string())?;
+                self.random = Some(SpreadJson {
+                    samples: s.samples,
+                    best: s.best.0,
+                    median: s.median,
+                    worst: s.worst,
+                });
+                s.best.1
+            }
+        })
     }
-    Ok(memo.clone().expect("set above"))
+
+    /// Greedy's mapping, made the first time it is asked for.
+    fn greedy(&mut self) -> Result<Mapping, String> {
+        if self.greedy.is_none() {
+            let mapping = autocoll_map::greedy(self.t, self.traffic).map_err(|e| e.to_string())?;
+            self.greedy = Some(mapping);
+        }
+        Ok(self.greedy.clone().expect("set above"))
+    }
 }
 
 /// The lowest estimate among linear, greedy and search; within 0.1% of

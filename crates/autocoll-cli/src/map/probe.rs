@@ -22,7 +22,7 @@ use autocoll::launch::{parse_hostfile, HostLine};
 
 use crate::launch;
 use crate::out::say;
-use crate::plot::{bounds, bytes_label, legend, PALETTE};
+use crate::plot::{bounds, bytes_label, canvas, chart, legend, line, PALETTE};
 use crate::Failure;
 
 /// Rank 0 hands its reports to the launching process on lines starting so.
@@ -350,7 +350,42 @@ fn write_files(
 /// The paper's Figure 1: bandwidth against message length, the first
 /// curve of every level in each way (streams, at two lengths, left out).
 fn figure(name: &str, plan: &[Curve], measured: &[Vec<Point>]) -> Result<String, String> {
-    let mut lines: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let lines = figure_lines(plan, measured);
+    if lines.is_empty() {
+        return Err("no curve to plot".into());
+    }
+    let (x_lo, x_hi) = bounds(lines.iter().flat_map(|l| l.1.iter().map(|p| p.0)));
+    let mut keys: Vec<f64> = lines.iter().flat_map(|l| l.1.iter().map(|p| p.0)).collect();
+    keys.sort_by(f64::total_cmp);
+    keys.dedup();
+    let (y_lo, y_hi) = bounds(lines.iter().flat_map(|l| l.1.iter().map(|p| p.1)));
+    canvas((900, 600), |area| {
+        let mut chart = chart(
+            area,
+            &format!("{name}: bandwidth against message length"),
+            (45, 70),
+            (x_lo * 0.8..x_hi * 1.25).log_scale().with_key_points(keys),
+            (y_lo * 0.8..y_hi * 1.25).log_scale(),
+        )?;
+        chart
+            .configure_mesh()
+            .x_desc("message length")
+            .y_desc("bandwidth (Mbit/s), summed over pairs")
+            .x_label_formatter(&|x| bytes_label(x.round() as usize))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (i, (label, xy)) in lines.into_iter().enumerate() {
+            let style = PALETTE[i % PALETTE.len()].stroke_width(2);
+            line(&mut chart, xy, style, None, label)?;
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)
+    })
+}
+
+/// The figure's lines: the first curve of every level in each way but
+/// streams, as (label, (bytes, Mbit/s) of its measured points).
+fn figure_lines(plan: &[Curve], measured: &[Vec<Point>]) -> Vec<(String, Vec<(f64, f64)>)> {
+    let mut lines = Vec::new();
     let mut seen = Vec::new();
     for (c, points) in plan.iter().zip(measured) {
         if c.mode == Mode::Stream || seen.contains(&(&c.level, c.mode)) {
@@ -366,48 +401,5 @@ fn figure(name: &str, plan: &[Curve], measured: &[Vec<Point>]) -> Result<String,
             lines.push((format!("{}, {}", c.level, mode_name(c.mode)), xy));
         }
     }
-    if lines.is_empty() {
-        return Err("no curve to plot".into());
-    }
-    let (x_lo, x_hi) = bounds(lines.iter().flat_map(|l| l.1.iter().map(|p| p.0)));
-    let mut keys: Vec<f64> = lines.iter().flat_map(|l| l.1.iter().map(|p| p.0)).collect();
-    keys.sort_by(f64::total_cmp);
-    keys.dedup();
-    let (y_lo, y_hi) = bounds(lines.iter().flat_map(|l| l.1.iter().map(|p| p.1)));
-    let mut text = String::new();
-    {
-        let area = SVGBackend::with_string(&mut text, (900, 600)).into_drawing_area();
-        area.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&area)
-            .caption(
-                format!("{name}: bandwidth against message length"),
-                ("sans-serif", 20),
-            )
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
-            .build_cartesian_2d(
-                (x_lo * 0.8..x_hi * 1.25).log_scale().with_key_points(keys),
-                (y_lo * 0.8..y_hi * 1.25).log_scale(),
-            )
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .x_desc("message length")
-            .y_desc("bandwidth (Mbit/s), summed over pairs")
-            .x_label_formatter(&|x| bytes_label(x.round() as usize))
-            .draw()
-            .map_err(|e| e.to_string())?;
-        for (i, (label, xy)) in lines.into_iter().enumerate() {
-            let style = PALETTE[i % PALETTE.len()].stroke_width(2);
-            chart
-                .draw_series(LineSeries::new(xy, style))
-                .map_err(|e| e.to_string())?
-                .label(label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
-        }
-        legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
-        area.present().map_err(|e| e.to_string())?;
-    }
-    Ok(text)
+    lines
 }

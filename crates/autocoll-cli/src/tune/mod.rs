@@ -68,30 +68,8 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         ));
     }
     let (saver, bar, partial) = start_saver(&a, &sweep, &ranks)?;
-    let racing = Racing {
-        opts,
-        model: model.as_ref(),
-        sink: {
-            let saver = saver.clone();
-            Arc::new(move |rows| saver.rows(rows))
-        },
-        rounds: {
-            let saver = saver.clone();
-            Arc::new(move |race| saver.race(race))
-        },
-        rule: rule_of(&a)?,
-        saver: &saver,
-    };
-    let mut outcome = Ok(());
-    for &p in &ranks {
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        outcome = race_ranks(&a, &sweep, p, &racing, &stop);
-        if outcome.is_err() {
-            break;
-        }
-    }
+    let racing = Racing::new(opts, rule_of(&a)?, model.as_ref(), &saver);
+    let outcome = race_all(&a, &sweep, &ranks, &racing, &stop);
     saver.flush();
     let (rows, elapsed) = saver.take_rows();
     bar.finish_and_clear();
@@ -176,6 +154,41 @@ struct Racing<'a> {
     sink: Sink,
     rounds: RaceSink,
     saver: &'a Saver,
+}
+
+impl<'a> Racing<'a> {
+    /// Races with `opts` and `rule` on the machine `model` simulates, if
+    /// any, whose rows and rounds go to `saver`.
+    fn new(opts: Options, rule: RaceRule, model: Option<&'a Model>, saver: &'a Saver) -> Self {
+        let rows = saver.clone();
+        let rounds = saver.clone();
+        Racing {
+            opts,
+            rule,
+            model,
+            sink: Arc::new(move |r| rows.rows(r)),
+            rounds: Arc::new(move |race| rounds.race(race)),
+            saver,
+        }
+    }
+}
+
+/// The races still to run on each of `ranks` in turn, until one fails
+/// or `stop` is set.
+fn race_all(
+    a: &Args,
+    sweep: &Sweep,
+    ranks: &[usize],
+    racing: &Racing,
+    stop: &AtomicBool,
+) -> anyhow::Result<()> {
+    for &p in ranks {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        race_ranks(a, sweep, p, racing, stop)?;
+    }
+    Ok(())
 }
 
 /// The races still to run on `p` ranks, on threads or in tcp jobs.
