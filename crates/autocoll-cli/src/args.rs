@@ -8,7 +8,7 @@ use autocoll::select::parse_bytes;
 use autocoll::tree::ParentList;
 use autocoll::{Collective, Implementation};
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// Splits a comma list, refusing empty items.
 pub fn split(what: &str, text: &str) -> Result<Vec<String>, Failure> {

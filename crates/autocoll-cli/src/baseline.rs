@@ -5,7 +5,7 @@
 use autocoll::select::format_bytes;
 use autocoll::Collective;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// An Open MPI tuned algorithm forced for the baseline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,11 +11,12 @@ use autocoll::sim::Model;
 use autocoll::{Builtin, Collective, Layout};
 use serde_json::json;
 
+use crate::args;
 use crate::bench::Ranks;
+use crate::failure::Failure;
 use crate::launch::{self, Placement};
 use crate::out::say;
 use crate::traced::{self, TraceArg};
-use crate::{args, Failure};
 
 /// The line on which rank 0 of a `tcp` check hands its report to the
 /// launching process (which takes it out of the forwarded output).

@@ -11,7 +11,7 @@ use anyhow::{anyhow, Context};
 use autocoll::binding::BindTo;
 use autocoll::launch::{self, HostLine, Job, Stream};
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// Where and how the ranks of a job start; shared with `check`.
 #[derive(clap::Args, Clone)]

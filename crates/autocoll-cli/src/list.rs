@@ -4,8 +4,9 @@ use std::process::ExitCode;
 
 use autocoll::Collective;
 
+use crate::args;
+use crate::failure::Failure;
 use crate::out::say;
-use crate::{args, Failure};
 
 /// Arguments of `autocoll list`.
 #[derive(clap::Args)]

@@ -17,8 +17,8 @@ use anyhow::Context;
 use autocoll::sim::Model;
 
 use crate::bench::{parse_json, Row};
+use crate::failure::Failure;
 use crate::out::say;
-use crate::Failure;
 
 /// Fit or check the model of the simulated transport.
 #[derive(clap::Args)]

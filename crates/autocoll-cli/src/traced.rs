@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use autocoll::Communicator;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// The `--trace` option.
 #[derive(clap::Args, Clone, Debug, Default)]

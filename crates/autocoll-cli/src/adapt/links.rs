@@ -9,7 +9,7 @@ use autocoll_experiments::adapt::disturb::{Outside, Undo};
 use autocoll_experiments::adapt::Disturb;
 
 use crate::cluster::spec::Rate;
-use crate::Failure;
+use crate::failure::Failure;
 
 /// `rank=R,delay=200us`, `rank=R,send-delay=100us` or
 /// `host=NETNS,rate=10mbit`; a rate in tc's own units.

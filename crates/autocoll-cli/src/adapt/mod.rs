@@ -18,9 +18,9 @@ use autocoll_experiments::adapt::{paper_trees, replay, Disturb, Setup};
 use serde_json::json;
 
 use crate::bench::Transport;
+use crate::failure::Failure;
 use crate::launch::{self, Placement};
 use crate::traced::TraceArg;
-use crate::Failure;
 
 use links::disturb_of;
 use ranks::{as_rank, run_local, run_tcp};

@@ -11,9 +11,9 @@ use autocoll::{local, Communicator};
 use autocoll_experiments::adapt::{self, Setup, Trace};
 
 use super::links::Tc;
+use crate::failure::Failure;
 use crate::launch::{self, Placement};
 use crate::out::say;
-use crate::Failure;
 
 /// Rank 0 of a tcp run hands its trace to the launching process on a line
 /// that starts with this.

@@ -9,8 +9,8 @@ use std::time::Instant;
 use anyhow::{anyhow, Context};
 use autocoll_analyze::{analyse, synthetic, Options};
 
+use crate::failure::Failure;
 use crate::out::say;
-use crate::Failure;
 
 /// `CALLSxRANKS`.
 fn parse(text: &str) -> Result<(u64, usize), Failure> {

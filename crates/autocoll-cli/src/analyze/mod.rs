@@ -14,7 +14,7 @@ use anyhow::Context;
 use autocoll_analyze::compare::{self, Comparison};
 use autocoll_analyze::{analyse, serialization, timemap, Chrome, Options, Report};
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// Arguments of `autocoll analyze`.
 #[derive(clap::Args)]

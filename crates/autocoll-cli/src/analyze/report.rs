@@ -7,8 +7,8 @@ use autocoll_analyze::compare::Comparison;
 use autocoll_analyze::result::{Factors, GroupReport, NodeReport, Report, Summary};
 use autocoll_analyze::{ranges, us};
 
+use crate::failure::Failure;
 use crate::out::say;
-use crate::Failure;
 
 /// `--ranks`: `None` without it, every rank for `all`, else the list.
 pub fn ranks_of(text: Option<&str>, size: usize) -> Result<Option<Vec<usize>>, Failure> {

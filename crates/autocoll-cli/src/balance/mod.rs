@@ -14,9 +14,9 @@ use autocoll::{Algorithm, Collective, Implementation};
 use autocoll_experiments::balance::{self, moves_of, report, Load, Setup, Trace};
 
 use crate::bench::Transport;
+use crate::failure::Failure;
 use crate::launch::{self, Placement};
 use crate::out::say;
-use crate::Failure;
 
 /// Rank 0 of a tcp run hands its trace to the launching process on a line
 /// that starts with this.

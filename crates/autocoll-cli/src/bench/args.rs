@@ -8,9 +8,10 @@ use autocoll::select::parse_bytes;
 use autocoll::sim::Model;
 use autocoll::Collective;
 
+use crate::failure::Failure;
 use crate::launch::Placement;
 use crate::traced::TraceArg;
-use crate::{args, baseline, Failure};
+use crate::{args, baseline};
 
 /// Arguments of `autocoll bench`.
 #[derive(clap::Args)]

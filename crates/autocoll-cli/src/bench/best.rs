@@ -15,7 +15,7 @@ use autocoll_tune::row::Row;
 use super::args::{Args, Transport};
 use super::plan::{Planned, Subject};
 use super::report::{machine_notes, note};
-use crate::Failure;
+use crate::failure::Failure;
 
 /// A race's reports as the command gives them: rows and rounds to the
 /// caller's sinks, machines and notes to the user.

@@ -28,9 +28,10 @@ use autocoll::sim::Model;
 use autocoll::Collective;
 use indicatif::ProgressBar;
 
+use crate::baseline;
+use crate::failure::Failure;
 use crate::launch;
 use crate::out::say;
-use crate::{baseline, Failure};
 
 mod args;
 mod best;

@@ -14,9 +14,9 @@ use autocoll_tune::row::Row;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
+use crate::failure::Failure;
 use crate::launch::{self, Placement};
 use crate::out::say;
-use crate::Failure;
 
 /// Rank 0 of a tcp run hands its reports to the launching process on lines
 /// that start with this.

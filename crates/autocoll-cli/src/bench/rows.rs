@@ -14,7 +14,8 @@ use autocoll_tune::row::Row;
 use serde_json::json;
 
 use super::args::Args;
-use crate::{plot, Failure};
+use crate::failure::Failure;
+use crate::plot;
 
 pub(super) fn table_header() -> String {
     format!(

@@ -27,10 +27,10 @@ use super::report::{machines, say, Report};
 use super::rows::{finish, table_header, table_line};
 #[cfg(feature = "mpi")]
 use crate::args;
+use crate::failure::Failure;
 #[cfg(feature = "mpi")]
 use crate::out::say;
 use crate::traced;
-use crate::Failure;
 
 /// One rank of a tcp run: the plan for this job's size, with rank 0
 /// printing its reports for the launching process.

@@ -80,7 +80,7 @@ fn clear_if_orphan(path: &Path) -> anyhow::Result<()> {
         return Ok(());
     }
     let spec = Spec::parse(&rec.spec, &path.display().to_string())?;
-    super::down(&spec, &rec.dir)?;
+    super::down::down(&spec, &rec.dir)?;
     forget(&spec.name)?;
     eprintln!(
         "autocoll cluster: took down cluster {}, left up by process {}, which has ended",

@@ -24,7 +24,8 @@ use autocoll_experiments::compare::{candidates, Effort, Plan};
 use autocoll_tune::Row;
 
 use crate::cluster::{self, spec::Spec};
-use crate::{args, plot, Failure};
+use crate::failure::Failure;
+use crate::{args, plot};
 
 /// Arguments of `autocoll compare`.
 #[derive(clap::Args)]

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 
 use plotters::prelude::*;
 
+use crate::failure::Failure;
 use crate::out::say;
 use crate::plot::{canvas, chart, legend, PALETTE};
-use crate::Failure;
 
 /// Arguments of `autocoll map figures`.
 #[derive(clap::Args)]

@@ -20,10 +20,10 @@ use serde::{Deserialize, Serialize};
 
 use autocoll::launch::{parse_hostfile, HostLine};
 
+use crate::failure::Failure;
 use crate::launch;
 use crate::out::say;
 use crate::plot::{bounds, bytes_label, canvas, chart, legend, line, PALETTE};
-use crate::Failure;
 
 /// Rank 0 hands its reports to the launching process on lines starting so.
 const REPORT_LINE: &[u8] = b"@autocoll-probe ";
@@ -112,7 +112,7 @@ struct CurveJson<'a> {
 /// Runs `autocoll map probe`, as the launching process or as a rank.
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let usage = Failure::Usage;
-    let topology = super::load_topology(&a.topology).map_err(usage)?;
+    let topology = super::topology::load_topology(&a.topology).map_err(usage)?;
     let options = probe::Options {
         lengths: lengths("--lengths", &a.lengths).map_err(usage)?,
         stream_lengths: lengths("--stream-lengths", &a.stream_lengths).map_err(usage)?,

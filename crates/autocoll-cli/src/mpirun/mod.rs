@@ -16,8 +16,8 @@ use anyhow::{anyhow, Context};
 use autocoll::select::Table;
 use autocoll::Implementation;
 
+use crate::failure::Failure;
 use crate::out::say;
-use crate::Failure;
 
 /// The library's file name.
 pub const LIB_NAME: &str = "libautocoll_mpi.so";

@@ -7,8 +7,8 @@ use autocoll::measure::Method;
 
 use crate::args;
 use crate::bench::{self, Transport};
+use crate::failure::Failure;
 use crate::launch::Placement;
-use crate::Failure;
 
 /// Arguments of `autocoll tune`.
 #[derive(clap::Args)]

@@ -16,7 +16,7 @@ use super::args::{rule_of, Args};
 use super::saver::Saver;
 use super::sweep::Sweep;
 use crate::bench::{self, RaceSink, Sink};
-use crate::Failure;
+use crate::failure::Failure;
 
 /// Races on `p` threads.
 pub(super) fn race_local(

@@ -31,9 +31,9 @@ use autocoll_tune::{judge, race};
 use indicatif::ProgressBar;
 
 use crate::bench::{self, RaceSink, Sink, Transport};
+use crate::failure::Failure;
 use crate::launch;
 use crate::out::say;
-use crate::Failure;
 use args::rule_of;
 pub use args::Args;
 use jobs::{as_rank, race_local, race_tcp};

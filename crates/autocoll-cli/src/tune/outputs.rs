@@ -10,8 +10,9 @@ use autocoll_tune::table::{summary, table_of, winners};
 use autocoll_tune::Row;
 
 use super::args::Args;
+use crate::failure::Failure;
 use crate::out::say;
-use crate::{plot, Failure};
+use crate::plot;
 
 /// The tuning file, the exports and the figures `a` asks for, and the
 /// table and flagged winners on standard output.

@@ -13,7 +13,7 @@ use autocoll_tune::race;
 use super::args::Args;
 use crate::args;
 use crate::bench::{self, Planned, Subject};
-use crate::Failure;
+use crate::failure::Failure;
 
 /// What a rank must know to build its share of the sweep.
 pub(super) struct Sweep {
