@@ -204,44 +204,10 @@ fn collect(comm: &mut Communicator, m: &Measured) -> autocoll::Result<Option<Vec
 }
 
 fn report(comm: &Communicator, o: &Options, ranks: &[Vec<f64>]) {
-    let blocks = 2 * o.pairs;
-    // The slowest rank's median of each block.
-    let block: Vec<f64> = (0..blocks)
-        .map(|b| ranks.iter().map(|r| r[b]).fold(0.0, f64::max))
-        .collect();
-    let (mut on, mut off, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for pair in 0..o.pairs {
-        let order = pair_order(pair);
-        let (a, b) = (block[2 * pair], block[2 * pair + 1]);
-        let (t_on, t_off) = if order[0] { (a, b) } else { (b, a) };
-        on.push(t_on);
-        off.push(t_off);
-        ratios.push(t_on / t_off);
-    }
-    for v in [&mut on, &mut off, &mut ratios] {
-        v.sort_by(f64::total_cmp);
-    }
-    let events: Vec<f64> = ranks.iter().map(|r| r[blocks]).collect();
+    let Pairs { on, off, ratios } = Pairs::of(o.pairs, ranks);
+    let events: Vec<f64> = ranks.iter().map(|r| r[2 * o.pairs]).collect();
     let mean_events = events.iter().sum::<f64>() / events.len() as f64;
-    let mut hosts = comm.hosts();
-    hosts.sort();
-    hosts.dedup();
-    println!(
-        "gsum: {} ranks ({}, {} host{}), {} of {} f64, {} pairs of blocks × {} calls, {} on/off interleaved",
-        comm.size(),
-        comm.transport_kind(),
-        hosts.len(),
-        if hosts.len() == 1 { "" } else { "s" },
-        o.imp,
-        comm.size(),
-        o.pairs,
-        o.calls,
-        match o.observer {
-            Kind::Recorder => "recorder",
-            Kind::Nothing => "an observer doing nothing",
-            Kind::None => "no observer (A/A)",
-        }
-    );
+    headline(comm, o);
     println!(
         "per-call time, median over blocks of the slowest rank's block median: off {:.2} µs, on {:.2} µs",
         quantile(&off, 0.5) / 1e3,
@@ -271,6 +237,58 @@ fn report(comm: &Communicator, o: &Options, ranks: &[Vec<f64>]) {
         quantile(&ratios, 0.75),
         quantile(&off, 0.5) / 1e3,
         quantile(&on, 0.5) / 1e3,
+    );
+}
+
+/// The blocks' times (the slowest rank's median of each), split into on
+/// and off, and each pair's ratio on/off; every list sorted.
+struct Pairs {
+    on: Vec<f64>,
+    off: Vec<f64>,
+    ratios: Vec<f64>,
+}
+
+impl Pairs {
+    fn of(pairs: usize, ranks: &[Vec<f64>]) -> Pairs {
+        let block: Vec<f64> = (0..2 * pairs)
+            .map(|b| ranks.iter().map(|r| r[b]).fold(0.0, f64::max))
+            .collect();
+        let (mut on, mut off, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        for pair in 0..pairs {
+            let order = pair_order(pair);
+            let (a, b) = (block[2 * pair], block[2 * pair + 1]);
+            let (t_on, t_off) = if order[0] { (a, b) } else { (b, a) };
+            on.push(t_on);
+            off.push(t_off);
+            ratios.push(t_on / t_off);
+        }
+        for v in [&mut on, &mut off, &mut ratios] {
+            v.sort_by(f64::total_cmp);
+        }
+        Pairs { on, off, ratios }
+    }
+}
+
+/// The first line of the report: what ran where.
+fn headline(comm: &Communicator, o: &Options) {
+    let mut hosts = comm.hosts();
+    hosts.sort();
+    hosts.dedup();
+    println!(
+        "gsum: {} ranks ({}, {} host{}), {} of {} f64, {} pairs of blocks × {} calls, {} on/off interleaved",
+        comm.size(),
+        comm.transport_kind(),
+        hosts.len(),
+        if hosts.len() == 1 { "" } else { "s" },
+        o.imp,
+        comm.size(),
+        o.pairs,
+        o.calls,
+        match o.observer {
+            Kind::Recorder => "recorder",
+            Kind::Nothing => "an observer doing nothing",
+            Kind::None => "no observer (A/A)",
+        }
     );
 }
 

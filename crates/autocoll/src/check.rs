@@ -13,11 +13,14 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::now_ns;
-use crate::coll::op::{Builtin, Element, Op};
+use crate::coll::op::{Builtin, Op};
 use crate::comm::communicator::Communicator;
 use crate::ids::Collective;
 use crate::select::{Algorithm, Implementation};
 use crate::tree::Shape;
+
+mod reference;
+use reference::{compare, mix, Inputs, Sample};
 
 /// One implementation run once at one size and root.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -317,77 +320,6 @@ pub fn collect(comm: &mut Communicator, mine: Vec<Failure>) -> crate::Result<Vec
     Ok(all)
 }
 
-/// Splitmix64: a fast, well-mixed hash of a 64-bit value.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// Every rank's input, made up from the seed on demand.
-struct Inputs {
-    seed: u64,
-    p: usize,
-    me: usize,
-}
-
-impl Inputs {
-    fn values<T: Sample>(&self, rank: usize, range: std::ops::Range<usize>) -> Vec<T> {
-        let base = mix(self.seed ^ (rank as u64).wrapping_mul(0x1000_0000_01B3));
-        range.map(|i| T::sample(mix(base ^ i as u64))).collect()
-    }
-}
-
-/// Element values a reduction keeps exact: floats are small whole numbers,
-/// so every combination order gives the same bits.
-trait Sample: Element {
-    fn sample(bits: u64) -> Self;
-}
-
-macro_rules! sample_int {
-    ($($t:ty),*) => {$( impl Sample for $t { fn sample(bits: u64) -> Self { bits as $t } } )*};
-}
-sample_int!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-impl Sample for f32 {
-    fn sample(bits: u64) -> Self {
-        (bits % 3 + 1) as f32
-    }
-}
-
-impl Sample for f64 {
-    fn sample(bits: u64) -> Self {
-        (bits % 3 + 1) as f64
-    }
-}
-
-fn compare<T: PartialEq + std::fmt::Debug>(
-    what: &str,
-    got: &[T],
-    want: &[T],
-) -> Result<(), String> {
-    if got.len() != want.len() {
-        return Err(format!(
-            "{what} has {} elements, expected {}",
-            got.len(),
-            want.len()
-        ));
-    }
-    match got.iter().zip(want).position(|(g, w)| g != w) {
-        None => Ok(()),
-        Some(i) => {
-            let wrong = got.iter().zip(want).filter(|(g, w)| g != w).count();
-            Err(format!(
-                "{what}: {wrong} of {} elements wrong, first at {i}: got {:?}, expected {:?}",
-                got.len(),
-                got[i],
-                want[i]
-            ))
-        }
-    }
-}
-
 /// The native library's result for the same call, run before autocoll's.
 fn native_result(
     native: Option<&dyn Native>,
@@ -412,77 +344,113 @@ fn against_native(native: Option<(String, Vec<u8>)>, got: &[u8]) -> Result<(), S
     }
 }
 
+/// The collectives that move bytes without combining them.
 fn check_moves(
     comm: &mut Communicator,
     case: &Case,
     inputs: &Inputs,
     native: Option<&dyn Native>,
 ) -> Result<(), String> {
-    let (p, me, root, n) = (inputs.p, inputs.me, case.root, case.bytes);
-    let imp = &case.imp;
-    let fail = |e: crate::Error| e.to_string();
-    match imp.op {
-        Collective::Bcast => {
-            let mut buf = if me == root {
-                inputs.values::<u8>(root, 0..n)
-            } else {
-                vec![0u8; n]
-            };
-            let theirs = native_result(native, imp.op, buf.clone(), |lib, b| lib.bcast(b, root))?;
-            comm.bcast_with(imp, &mut buf, root).map_err(fail)?;
-            compare("bcast result", &buf, &inputs.values::<u8>(root, 0..n))?;
-            against_native(theirs, &buf)
-        }
-        Collective::Scatter => {
-            let send = if me == root {
-                inputs.values::<u8>(root, 0..p * n)
-            } else {
-                Vec::new()
-            };
-            let mut recv = vec![0u8; n];
-            let theirs = native_result(native, imp.op, recv.clone(), |lib, r| {
-                lib.scatter(&send, r, root)
-            })?;
-            comm.scatter_with(imp, &send, &mut recv, root)
-                .map_err(fail)?;
-            compare(
-                "scatter block",
-                &recv,
-                &inputs.values::<u8>(root, me * n..(me + 1) * n),
-            )?;
-            against_native(theirs, &recv)
-        }
-        Collective::Gather => {
-            let send = inputs.values::<u8>(me, 0..n);
-            let mut recv = if me == root {
-                vec![0u8; p * n]
-            } else {
-                Vec::new()
-            };
-            let theirs = native_result(native, imp.op, recv.clone(), |lib, r| {
-                lib.gather(&send, r, root)
-            })?;
-            comm.gather_with(imp, &send, &mut recv, root)
-                .map_err(fail)?;
-            if me != root {
-                return Ok(());
-            }
-            let want: Vec<u8> = (0..p).flat_map(|r| inputs.values::<u8>(r, 0..n)).collect();
-            compare("gather result", &recv, &want)?;
-            against_native(theirs, &recv)
-        }
-        Collective::Allgather => {
-            let send = inputs.values::<u8>(me, 0..n);
-            let mut recv = vec![0u8; p * n];
-            let theirs = native_result(native, imp.op, recv.clone(), |lib, r| {
-                lib.allgather(&send, r)
-            })?;
-            comm.allgather_with(imp, &send, &mut recv).map_err(fail)?;
-            let want: Vec<u8> = (0..p).flat_map(|r| inputs.values::<u8>(r, 0..n)).collect();
-            compare("allgather result", &recv, &want)?;
-            against_native(theirs, &recv)
-        }
+    let moving = Moving {
+        comm,
+        case,
+        inputs,
+        native,
+    };
+    match case.imp.op {
+        Collective::Bcast => moving.bcast(),
+        Collective::Scatter => moving.scatter(),
+        Collective::Gather => moving.gather(),
+        Collective::Allgather => moving.allgather(),
         other => Err(format!("{other} is not a data-moving collective")),
+    }
+}
+
+/// One case of a data-moving collective on this rank, with the inputs
+/// and the native library it is checked against.
+struct Moving<'a> {
+    comm: &'a mut Communicator,
+    case: &'a Case,
+    inputs: &'a Inputs,
+    native: Option<&'a dyn Native>,
+}
+
+impl Moving<'_> {
+    /// Every rank ends with the root's input.
+    fn bcast(self) -> Result<(), String> {
+        let (imp, root, n) = (&self.case.imp, self.case.root, self.case.bytes);
+        let mut buf = if self.inputs.me == root {
+            self.inputs.values::<u8>(root, 0..n)
+        } else {
+            vec![0u8; n]
+        };
+        let theirs = native_result(self.native, imp.op, buf.clone(), |lib, b| {
+            lib.bcast(b, root)
+        })?;
+        self.comm
+            .bcast_with(imp, &mut buf, root)
+            .map_err(|e| e.to_string())?;
+        compare("bcast result", &buf, &self.inputs.values::<u8>(root, 0..n))?;
+        against_native(theirs, &buf)
+    }
+
+    /// Every rank ends with its own block of the root's input.
+    fn scatter(self) -> Result<(), String> {
+        let (imp, root, n) = (&self.case.imp, self.case.root, self.case.bytes);
+        let (p, me) = (self.inputs.p, self.inputs.me);
+        let send = if me == root {
+            self.inputs.values::<u8>(root, 0..p * n)
+        } else {
+            Vec::new()
+        };
+        let mut recv = vec![0u8; n];
+        let theirs = native_result(self.native, imp.op, recv.clone(), |lib, r| {
+            lib.scatter(&send, r, root)
+        })?;
+        self.comm
+            .scatter_with(imp, &send, &mut recv, root)
+            .map_err(|e| e.to_string())?;
+        let want = self.inputs.values::<u8>(root, me * n..(me + 1) * n);
+        compare("scatter block", &recv, &want)?;
+        against_native(theirs, &recv)
+    }
+
+    /// The root ends with every rank's block, in rank order.
+    fn gather(self) -> Result<(), String> {
+        let (imp, root, n) = (&self.case.imp, self.case.root, self.case.bytes);
+        let (p, me) = (self.inputs.p, self.inputs.me);
+        let send = self.inputs.values::<u8>(me, 0..n);
+        let mut recv = if me == root {
+            vec![0u8; p * n]
+        } else {
+            Vec::new()
+        };
+        let theirs = native_result(self.native, imp.op, recv.clone(), |lib, r| {
+            lib.gather(&send, r, root)
+        })?;
+        self.comm
+            .gather_with(imp, &send, &mut recv, root)
+            .map_err(|e| e.to_string())?;
+        if me != root {
+            return Ok(());
+        }
+        compare("gather result", &recv, &self.inputs.blocks(n))?;
+        against_native(theirs, &recv)
+    }
+
+    /// Every rank ends with every rank's block, in rank order.
+    fn allgather(self) -> Result<(), String> {
+        let (imp, n) = (&self.case.imp, self.case.bytes);
+        let send = self.inputs.values::<u8>(self.inputs.me, 0..n);
+        let mut recv = vec![0u8; self.inputs.p * n];
+        let theirs = native_result(self.native, imp.op, recv.clone(), |lib, r| {
+            lib.allgather(&send, r)
+        })?;
+        self.comm
+            .allgather_with(imp, &send, &mut recv)
+            .map_err(|e| e.to_string())?;
+        compare("allgather result", &recv, &self.inputs.blocks(n))?;
+        against_native(theirs, &recv)
     }
 }
 

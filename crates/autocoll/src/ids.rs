@@ -1,6 +1,8 @@
-//! The ids every layer shares: which collective ([`Collective`]) and which
-//! call of a communicator ([`CallSig`]). They import nothing of the crate,
-//! so that errors, transports and everything above can name a call.
+//! The ids every layer shares: which collective ([`Collective`]), which
+//! call of a communicator ([`CallSig`]), and the byte counts that ids and
+//! settings spell with K, M or G ([`parse_bytes`]). They import nothing of
+//! the crate, so that errors, transports and everything above can name a
+//! call and read a size.
 
 use std::fmt;
 use std::str::FromStr;
@@ -110,5 +112,53 @@ impl fmt::Display for CallSig {
             "call #{} {} root={} bytes={}",
             self.seq, self.op, self.root, self.bytes
         )
+    }
+}
+
+/// Parses a byte count with an optional K, M or G suffix (powers of 1024).
+pub fn parse_bytes(s: &str) -> Result<usize, String> {
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (digits, unit) = s.split_at(split);
+    if digits.is_empty() {
+        return Err(format!(
+            "`{s}` is not a byte count (digits with an optional K, M or G)"
+        ));
+    }
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => {
+            return Err(format!(
+                "`{s}`: unknown size suffix `{unit}` (use K, M or G)"
+            ))
+        }
+    };
+    let n: usize = digits.parse().map_err(|_| format!("`{s}` is too large"))?;
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("`{s}` is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_bytes;
+
+    #[test]
+    fn byte_counts_take_powers_of_1024_and_errors_quote_the_text() {
+        assert_eq!(parse_bytes("0"), Ok(0));
+        assert_eq!(parse_bytes("16k"), Ok(16 << 10));
+        assert_eq!(parse_bytes("2M"), Ok(2 << 20));
+        assert_eq!(parse_bytes("1G"), Ok(1 << 30));
+        for (text, says) in [
+            ("", "not a byte count"),
+            ("K", "not a byte count"),
+            ("4Q", "unknown size suffix `Q`"),
+            ("99999999999999999999", "too large"),
+            ("17179869184G", "too large"),
+        ] {
+            let err = parse_bytes(text).unwrap_err();
+            assert!(err.contains(says), "`{text}` gave `{err}`");
+        }
     }
 }

@@ -18,8 +18,6 @@
 //! tree of the hops of i-th children. Balanced ranks show no lateness, so
 //! nothing is tried on them.
 
-use std::cmp::Reverse;
-
 use super::params::{Mode, Params};
 use crate::error::Result;
 use crate::layout::Layout;
@@ -339,6 +337,30 @@ impl Rules {
         if let Some(trial) = self.trial.take() {
             return Ok(self.judge(trial, total));
         }
+        let above = self.follow_total(total);
+        let tree = at.tree(at.table)?;
+        let (seen, late) = self.late_ranks(&tree);
+        let proposal = match self.mode {
+            Mode::Swap => self.propose_swap(at, &tree, &late)?,
+            Mode::Sort => self.propose_sort(at, &tree, &late)?,
+        };
+        let Some((change, trial)) = proposal else {
+            return Ok(Decision::keep(self.pace_unchanged(above, &seen)));
+        };
+        self.trial = Some(Trial {
+            before: total,
+            ..trial
+        });
+        Ok(Decision {
+            kind: Kind::Trial,
+            change,
+            pace: Pace::Base,
+        })
+    }
+
+    /// Follows the total wait of a period without a trial against the
+    /// baseline; true when it lies above it by more than the noise.
+    fn follow_total(&mut self, total: u64) -> bool {
         // A total wait that rose without a change of ours, at two
         // decisions in a row: the loads moved, and what did not pay before
         // may pay now. (One rise is as often a busy moment of the machine.)
@@ -358,41 +380,36 @@ impl Rules {
         if !self.rising {
             self.baseline = Some(total);
         }
-        let waits = self.waits();
-        let tree = at.tree(at.table)?;
-        let seen = lateness(&tree, &waits, &self.limits);
+        above
+    }
+
+    /// How late each rank is in `tree` now, and the same kept only for
+    /// the ranks that were late at the decision before too (what a change
+    /// may act on).
+    fn late_ranks(&mut self, tree: &Tree) -> (Vec<u64>, Vec<u64>) {
+        let seen = lateness(tree, &self.waits(), &self.limits);
         let late: Vec<u64> = seen
             .iter()
             .zip(&self.late_before)
             .map(|(&l, &before)| if before { l } else { 0 })
             .collect();
         self.late_before = seen.iter().map(|&l| l > 0).collect();
-        let proposal = match self.mode {
-            Mode::Swap => self.propose_swap(at, &tree, &late)?,
-            Mode::Sort => self.propose_sort(at, &tree, &late)?,
+        (seen, late)
+    }
+
+    /// The next period's pace when nothing is tried: the base one after a
+    /// rise of the total (`above`).
+    fn pace_unchanged(&self, above: bool, seen: &[u64]) -> Pace {
+        // A late rank seen once is looked at again soon.
+        let open = match self.mode {
+            Mode::Swap => (0..seen.len()).any(|r| seen[r] > 0 && !self.frozen[r]),
+            Mode::Sort => !self.sorted && seen.iter().any(|&l| l > 0),
         };
-        let Some((change, trial)) = proposal else {
-            // A late rank seen once is looked at again soon.
-            let open = match self.mode {
-                Mode::Swap => (0..seen.len()).any(|r| seen[r] > 0 && !self.frozen[r]),
-                Mode::Sort => !self.sorted && seen.iter().any(|&l| l > 0),
-            };
-            let pace = match (above || moved, open) {
-                (true, _) => Pace::Base,
-                (false, true) => Pace::Same,
-                (false, false) => Pace::Longer,
-            };
-            return Ok(Decision::keep(pace));
-        };
-        self.trial = Some(Trial {
-            before: total,
-            ..trial
-        });
-        Ok(Decision {
-            kind: Kind::Trial,
-            change,
-            pace: Pace::Base,
-        })
+        match (above, open) {
+            (true, _) => Pace::Base,
+            (false, true) => Pace::Same,
+            (false, false) => Pace::Longer,
+        }
     }
 
     /// Keeps the trial if the total wait dropped enough; otherwise undoes
@@ -416,98 +433,6 @@ impl Rules {
             change: trial.undo,
             pace: Pace::Base,
         }
-    }
-
-    /// The paper's swap, made safe: the late rank (the latest first; the
-    /// paper takes the one with the smallest wait, whose data was there
-    /// when it came) trades places with the descendant that waited most
-    /// for it, if that moves it to a position with fewer descendants (the
-    /// next descendant, or the next late rank, if not).
-    fn propose_swap(
-        &self,
-        at: &Situation<'_>,
-        tree: &Tree,
-        lateness: &[u64],
-    ) -> Result<Option<(Change, Trial)>> {
-        let waits = self.waits();
-        let mut lates: Vec<usize> = (0..waits.len())
-            .filter(|&r| lateness[r] > 0 && !self.frozen[r])
-            .collect();
-        lates.sort_by_key(|&r| (Reverse(lateness[r]), waits[r], r));
-        for late in lates {
-            let below = tree.subtree(late).len();
-            let mut partners: Vec<usize> = tree.subtree(late)[1..]
-                .iter()
-                .copied()
-                .filter(|&x| self.limits.above(waits[x], waits[late]))
-                .collect();
-            partners.sort_by_key(|&x| (Reverse(waits[x]), tree.subtree(x).len(), x));
-            for partner in partners {
-                let moved = at.tree(&swapped(at.table, late, partner))?;
-                if moved.subtree(late).len() < below {
-                    let swap = Change::Swap(late, partner);
-                    let trial = Trial {
-                        before: 0,
-                        undo: swap.clone(),
-                        late: Some(late),
-                    };
-                    return Ok(Some((swap, trial)));
-                }
-            }
-        }
-        Ok(None)
-    }
-
-    /// The sort, if it changes the table: the ranks that waited longest
-    /// take the positions that receive earliest.
-    fn propose_sort(
-        &self,
-        at: &Situation<'_>,
-        tree: &Tree,
-        lateness: &[u64],
-    ) -> Result<Option<(Change, Trial)>> {
-        if self.sorted || lateness.iter().all(|&l| l == 0) {
-            return Ok(None);
-        }
-        let table = self.sorted_table(at, tree);
-        if table == at.table {
-            return Ok(None);
-        }
-        let trial = Trial {
-            before: 0,
-            undo: Change::Table(at.table.to_vec()),
-            late: None,
-        };
-        Ok(Some((Change::Table(table), trial)))
-    }
-
-    /// The table the sort gives. Positions are ordered by the round in
-    /// which they receive (more descendants first among equals), ranks by
-    /// their wait, longest first. Only the slots of a group trade ranks:
-    /// all non-root ranks for shapes laid over positions; for `hier`, the
-    /// ranks of each host, so that every host keeps its place among the
-    /// hosts and a position stays what it was.
-    fn sorted_table(&self, at: &Situation<'_>, tree: &Tree) -> Vec<usize> {
-        let waits = self.waits();
-        let rounds = tree.receive_rounds();
-        let mut slot_of = vec![0; at.table.len()];
-        for (slot, &rank) in at.table.iter().enumerate() {
-            slot_of[rank] = slot;
-        }
-        let mut table = at.table.to_vec();
-        for group in groups(at) {
-            let mut slots: Vec<usize> = group.iter().map(|&r| slot_of[r]).collect();
-            slots.sort_by_key(|&s| {
-                let r = at.table[s];
-                (rounds[r], Reverse(tree.subtree(r).len()), s)
-            });
-            let mut ranks = group;
-            ranks.sort_by_key(|&r| (Reverse(waits[r]), r));
-            for (slot, rank) in slots.into_iter().zip(ranks) {
-                table[slot] = rank;
-            }
-        }
-        table
     }
 
     /// Every rank's latest wait; 0 for one not heard (decisions are made
@@ -571,19 +496,6 @@ fn median_without(sorted: &[i64], value: i64) -> Option<i64> {
     })
 }
 
-/// The ranks whose slots a sort may reorder, without the root.
-fn groups(at: &Situation<'_>) -> Vec<Vec<usize>> {
-    let others = (0..at.table.len()).filter(|&r| r != at.root);
-    if !matches!(at.shape, Shape::Hier(_)) {
-        return vec![others.collect()];
-    }
-    let mut by_host: Vec<Vec<usize>> = vec![Vec::new(); at.layout.host_count()];
-    for r in others {
-        by_host[at.layout.host(r)].push(r);
-    }
-    by_host
-}
-
 /// `table` with the entries of ranks `a` and `b` traded.
 pub(crate) fn swapped(table: &[usize], a: usize, b: usize) -> Vec<usize> {
     table
@@ -595,6 +507,8 @@ pub(crate) fn swapped(table: &[usize], a: usize, b: usize) -> Vec<usize> {
         })
         .collect()
 }
+
+mod propose;
 
 #[cfg(test)]
 mod tests;

@@ -27,61 +27,17 @@ pub struct HostLine {
 /// (another) names the host's switch, as a path from the top switch down
 /// (`sw0/sw1`), for the trees that follow the cluster (`hier`).
 pub fn parse_hostfile(text: &str, source: &str) -> Result<Vec<HostLine>> {
-    let mut hosts = Vec::new();
+    let mut hosts: Vec<HostLine> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
         }
         let at = |why: String| Error::Config(format!("{source}:{}: {why}", i + 1));
-        let mut words = line.split_whitespace();
-        let host = words
-            .next()
-            .expect("a non-empty line has a word")
-            .to_string();
-        let mut entry = HostLine {
-            host,
-            slots: 1,
-            addr: None,
-            switch: None,
-        };
-        for word in words {
-            let (key, value) = word
-                .split_once('=')
-                .ok_or_else(|| at(format!("`{word}` is not key=value")))?;
-            match key {
-                "slots" => {
-                    entry.slots =
-                        value.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
-                            at(format!("slots=`{value}` is not a positive number"))
-                        })?
-                }
-                "max_slots" => {}
-                "addr" => {
-                    entry.addr = Some(
-                        value
-                            .parse()
-                            .map_err(|_| at(format!("addr=`{value}` is not an IP address")))?,
-                    )
-                }
-                "switch" => {
-                    if value.split(SWITCH_SEPARATOR).any(str::is_empty) {
-                        return Err(at(format!(
-                            "switch=`{value}` is not a path of names separated by `{SWITCH_SEPARATOR}`"
-                        )));
-                    }
-                    entry.switch = Some(value.to_string());
-                }
-                _ => {
-                    return Err(at(format!(
-                        "unknown key `{key}` (slots, max_slots, addr, switch)"
-                    )))
-                }
-            }
-        }
+        let entry = parse_line(line).map_err(at)?;
         if let Some(other) = hosts
             .iter()
-            .find(|h: &&HostLine| h.host == entry.host && h.switch != entry.switch)
+            .find(|h| h.host == entry.host && h.switch != entry.switch)
         {
             return Err(at(format!(
                 "host {} is on switch {} here and on switch {} above (a host hangs under one switch)",
@@ -96,6 +52,66 @@ pub fn parse_hostfile(text: &str, source: &str) -> Result<Vec<HostLine>> {
         return Err(Error::Config(format!("{source}: names no host")));
     }
     Ok(hosts)
+}
+
+/// One line of a hostfile, its comment cut off: the host, then its
+/// `key=value` words. The error says why, the caller where.
+fn parse_line(line: &str) -> std::result::Result<HostLine, String> {
+    let mut words = line.split_whitespace();
+    let host = words
+        .next()
+        .expect("a non-empty line has a word")
+        .to_string();
+    let mut entry = HostLine {
+        host,
+        slots: 1,
+        addr: None,
+        switch: None,
+    };
+    for word in words {
+        let (key, value) = word
+            .split_once('=')
+            .ok_or_else(|| format!("`{word}` is not key=value"))?;
+        entry.set(key, value)?;
+    }
+    Ok(entry)
+}
+
+impl HostLine {
+    /// Takes one `key=value` word of its line.
+    fn set(&mut self, key: &str, value: &str) -> std::result::Result<(), String> {
+        match key {
+            "slots" => {
+                self.slots = value
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| format!("slots=`{value}` is not a positive number"))?
+            }
+            "max_slots" => {}
+            "addr" => {
+                self.addr = Some(
+                    value
+                        .parse()
+                        .map_err(|_| format!("addr=`{value}` is not an IP address"))?,
+                )
+            }
+            "switch" => {
+                if value.split(SWITCH_SEPARATOR).any(str::is_empty) {
+                    return Err(format!(
+                        "switch=`{value}` is not a path of names separated by `{SWITCH_SEPARATOR}`"
+                    ));
+                }
+                self.switch = Some(value.to_string());
+            }
+            _ => {
+                return Err(format!(
+                    "unknown key `{key}` (slots, max_slots, addr, switch)"
+                ))
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Reads and parses a hostfile.

@@ -321,6 +321,48 @@ pub fn race_points(
     seed: u64,
     on_round: &mut dyn FnMut(&Race) -> bool,
 ) -> Result<Option<Raced>> {
+    let first = shared_point(points)?;
+    check(comm, first.imp.op, first.root, method)?;
+    let job = Job::of(first.imp.op, first.root, opts);
+    let n = points.len();
+    let leader = comm.rank() == job.leader;
+    let mut race = from
+        .filter(|r| r.reps.len() == n)
+        .unwrap_or_else(|| Race::under(n, rule));
+    race.begin_job();
+    // The warm-ups' order must be alike on every rank; the rounds' is the
+    // leader's, shared.
+    let mut rng = round_orders(seed);
+    let mut field = Field::warm_up(comm, points, &race, &job, opts, seed)?;
+    let mut go = true;
+    loop {
+        let next = match leader && go && race.ending.is_none() {
+            true => race.contenders(),
+            false => Vec::new(),
+        };
+        let order = round_order(comm, job.leader, next, &mut rng, n)?;
+        if order.is_empty() {
+            break;
+        }
+        field.round(comm, order, method, &job, &mut race)?;
+        if leader {
+            race.close_round(rule);
+            go = on_round(&race);
+        }
+    }
+    let mine = leader.then(|| {
+        if go {
+            race.stop();
+        }
+        let measurements = field.finish(method, rule.min_reps);
+        Raced { race, measurements }
+    });
+    deliver(comm, job.leader, mine)
+}
+
+/// The first of a race's `points`, refusing none and points that differ
+/// from it in collective, size or root (one set of buffers serves all).
+fn shared_point(points: &[Point]) -> Result<&Point> {
     let Some(first) = points.first() else {
         return Err(Error::Config("a race needs at least one candidate".into()));
     };
@@ -333,70 +375,86 @@ pub fn race_points(
             "a race's candidates must share the collective, size and root".into(),
         ));
     }
-    check(comm, op, root, method)?;
-    let job = Job::of(op, root, opts);
-    let n = points.len();
-    let leader = comm.rank() == job.leader;
-    let mut race = from
-        .filter(|r| r.reps.len() == n)
-        .unwrap_or_else(|| Race::under(n, rule));
-    race.begin_job();
-    // The warm-ups' order must be alike on every rank; the rounds' is the
-    // leader's, shared.
-    let mut order: Vec<usize> = (0..n).collect();
-    Rng::new(seed).shuffle(&mut order);
-    let mut rng = round_orders(seed);
-    let mut caller = Caller::of(&first.imp, bytes, comm.size());
-    let mut contenders: Vec<Option<Contender>> = (0..n).map(|_| None).collect();
-    for &i in &order {
-        caller.set_target(Target::Ours(points[i].imp.clone()));
-        // A candidate dropped in an earlier job is not measured again:
-        // no warm-up (every rank has the same saved race).
-        let mut c = match race.live[i] || race.ending.is_some() {
-            true => Contender::new(comm, &mut caller, &job, opts)?,
-            false => Contender::after(0.0),
-        };
-        if leader {
-            c.acc.raw = race.reps[i].clone();
-        }
-        contenders[i] = Some(c);
-    }
-    let mut go = true;
-    loop {
-        let next = match leader && go && race.ending.is_none() {
-            true => race.contenders(),
-            false => Vec::new(),
-        };
-        let order = round_order(comm, job.leader, next, &mut rng, n)?;
-        if order.is_empty() {
-            break;
-        }
-        for i in order {
+    Ok(first)
+}
+
+/// A race's candidates on one rank: the buffers they share and each
+/// one's contender, in the order of the points.
+struct Field<'a> {
+    points: &'a [Point],
+    caller: Caller<'static>,
+    contenders: Vec<Contender>,
+}
+
+impl<'a> Field<'a> {
+    /// Warms every candidate up, in an order drawn from `seed` so that it
+    /// is alike on every rank; at the leader each takes up its
+    /// repetitions in `race`.
+    fn warm_up(
+        comm: &mut Communicator,
+        points: &'a [Point],
+        race: &Race,
+        job: &Job,
+        opts: &Options,
+        seed: u64,
+    ) -> Result<Self> {
+        let n = points.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        Rng::new(seed).shuffle(&mut order);
+        let mut caller = Caller::of(&points[0].imp, points[0].bytes, comm.size());
+        let mut contenders: Vec<Option<Contender>> = (0..n).map(|_| None).collect();
+        for &i in &order {
             caller.set_target(Target::Ours(points[i].imp.clone()));
-            let c = contenders[i].as_mut().expect("every candidate warmed up");
-            if let Some(Some(seconds)) = c.rep(comm, &mut caller, method, &job)? {
+            // A candidate dropped in an earlier job is not measured again:
+            // no warm-up (every rank has the same saved race).
+            let mut c = match race.live[i] || race.ending.is_some() {
+                true => Contender::new(comm, &mut caller, job, opts)?,
+                false => Contender::after(0.0),
+            };
+            if comm.rank() == job.leader {
+                c.acc.raw = race.reps[i].clone();
+            }
+            contenders[i] = Some(c);
+        }
+        let contenders = contenders
+            .into_iter()
+            .map(|c| c.expect("every candidate warmed up"))
+            .collect();
+        Ok(Field {
+            points,
+            caller,
+            contenders,
+        })
+    }
+
+    /// One repetition of every candidate in `order`; the leader adds each
+    /// kept one to `race`.
+    fn round(
+        &mut self,
+        comm: &mut Communicator,
+        order: Vec<usize>,
+        method: Method,
+        job: &Job,
+        race: &mut Race,
+    ) -> Result<()> {
+        for i in order {
+            let imp = self.points[i].imp.clone();
+            self.caller.set_target(Target::Ours(imp));
+            let c = &mut self.contenders[i];
+            if let Some(Some(seconds)) = c.rep(comm, &mut self.caller, method, job)? {
                 race.add(i, seconds);
             }
         }
-        if leader {
-            race.close_round(rule);
-            go = on_round(&race);
-        }
+        Ok(())
     }
-    let mine = leader.then(|| {
-        if go {
-            race.stop();
-        }
-        let measurements = contenders
+
+    /// Every candidate's measurement, in the order of the points.
+    fn finish(self, method: Method, min_reps: usize) -> Vec<Measurement> {
+        self.contenders
             .into_iter()
-            .map(|c| {
-                let c = c.expect("every candidate warmed up");
-                c.finish(method, rule.min_reps)
-            })
-            .collect();
-        Raced { race, measurements }
-    });
-    deliver(comm, job.leader, mine)
+            .map(|c| c.finish(method, min_reps))
+            .collect()
+    }
 }
 
 /// Refuses a root outside the job, and `truth` without a shared clock.

@@ -302,29 +302,60 @@ impl Race {
         if self.ending.is_some() {
             return true;
         }
-        // A candidate alone from the start (its rivals all send the same
-        // messages) still needs figures of its own: the point's winner.
-        let live = self.contenders();
-        if live.len() <= 1 && live.iter().all(|&i| self.reps[i].len() >= rule.min_reps) {
-            return self.end(Ending::Alone);
-        }
-        let short = |i: &usize| self.reps[*i].len() < rule.min_reps;
-        if self.rounds >= 2 * rule.min_reps.max(1) && self.contenders().iter().any(short) {
-            return self.end(Ending::Unmeasured);
+        if let Some(how) = self.short_of_figures(rule) {
+            return self.end(how);
         }
         if !rule.eliminate {
-            if let Some(last) = &mut self.last {
-                last.close_round();
-            }
-            if self.rounds < rule.max_reps {
-                return false;
-            }
-            self.drop_paired_loser();
-            return self.end(Ending::Exhausted);
+            return self.close_round_kept(rule);
         }
         if self.last.is_some() {
             return self.close_final(rule);
         }
+        if let Some(how) = self.eliminate(rule) {
+            return self.end(how);
+        }
+        // Every live candidate has had max_reps tries, one a round (a
+        // method may keep fewer: truth discards skewed calls).
+        if self.rounds >= rule.max_reps {
+            return !self.begin_final(rule) && self.end(Ending::Undecided);
+        }
+        false
+    }
+
+    /// The endings that rest on how many repetitions the live candidates
+    /// kept, not on their times.
+    fn short_of_figures(&self, rule: &Rule) -> Option<Ending> {
+        // A candidate alone from the start (its rivals all send the same
+        // messages) still needs figures of its own: the point's winner.
+        let live = self.contenders();
+        if live.len() <= 1 && live.iter().all(|&i| self.reps[i].len() >= rule.min_reps) {
+            return Some(Ending::Alone);
+        }
+        let short = |i: &usize| self.reps[*i].len() < rule.min_reps;
+        if self.rounds >= 2 * rule.min_reps.max(1) && live.iter().any(short) {
+            return Some(Ending::Unmeasured);
+        }
+        None
+    }
+
+    /// Ends a round of a race without elimination: every candidate runs
+    /// all `max_reps` rounds.
+    fn close_round_kept(&mut self, rule: &Rule) -> bool {
+        if let Some(last) = &mut self.last {
+            last.close_round();
+        }
+        if self.rounds < rule.max_reps {
+            return false;
+        }
+        self.drop_paired_loser();
+        self.end(Ending::Exhausted)
+    }
+
+    /// Drops every measured candidate whose 95% interval lies above the
+    /// best median's and that was behind it in most jobs; the race is then
+    /// decided when one is left, or when every live one is measured and
+    /// within the tolerance of the best.
+    fn eliminate(&mut self, rule: &Rule) -> Option<Ending> {
         let measured = |race: &Race| -> Vec<usize> {
             let live = race.contenders().into_iter();
             live.filter(|&i| race.reps[i].len() >= rule.min_reps)
@@ -335,37 +366,27 @@ impl Race {
         let best = ranked
             .iter()
             .copied()
-            .min_by(|&a, &b| median(&self.reps[a]).total_cmp(&median(&self.reps[b])));
-        if let Some(best) = best {
-            let best_hi = summary(best).ci95_hi;
-            let out: Vec<usize> = ranked
-                .iter()
-                .copied()
-                .filter(|&i| i != best && summary(i).ci95_lo > best_hi)
-                .filter(|&i| self.behind_in_most_jobs(i, best))
-                .collect();
-            for i in out {
-                self.live[i] = false;
-            }
-            let live = self.contenders();
-            if live.len() == 1 {
-                return self.end(Ending::Alone);
-            }
-            let all_measured = measured(self).len() == live.len();
-            let tied = live
-                .iter()
-                .filter(|&&i| i != best)
-                .all(|&i| best_hi <= summary(i).ci95_lo * (1.0 + rule.tolerance));
-            if all_measured && tied {
-                return self.end(Ending::Tied);
-            }
+            .min_by(|&a, &b| median(&self.reps[a]).total_cmp(&median(&self.reps[b])))?;
+        let best_hi = summary(best).ci95_hi;
+        let out: Vec<usize> = ranked
+            .iter()
+            .copied()
+            .filter(|&i| i != best && summary(i).ci95_lo > best_hi)
+            .filter(|&i| self.behind_in_most_jobs(i, best))
+            .collect();
+        for i in out {
+            self.live[i] = false;
         }
-        // Every live candidate has had max_reps tries, one a round (a
-        // method may keep fewer: truth discards skewed calls).
-        if self.rounds >= rule.max_reps {
-            return !self.begin_final(rule) && self.end(Ending::Undecided);
+        let live = self.contenders();
+        if live.len() == 1 {
+            return Some(Ending::Alone);
         }
-        false
+        let all_measured = measured(self).len() == live.len();
+        let tied = live
+            .iter()
+            .filter(|&&i| i != best)
+            .all(|&i| best_hi <= summary(i).ci95_lo * (1.0 + rule.tolerance));
+        (all_measured && tied).then_some(Ending::Tied)
     }
 
     /// Narrows an undecided race to its two lowest medians, if the rule

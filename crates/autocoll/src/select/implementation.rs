@@ -6,7 +6,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::Error;
-use crate::ids::Collective;
+use crate::ids::{parse_bytes, Collective};
 use crate::tree::{Hier, Shape};
 
 impl Collective {
@@ -198,31 +198,6 @@ pub fn format_bytes(n: usize) -> String {
     } else {
         n.to_string()
     }
-}
-
-/// Parses a byte count with an optional K, M or G suffix (powers of 1024).
-pub fn parse_bytes(s: &str) -> Result<usize, String> {
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (digits, unit) = s.split_at(split);
-    if digits.is_empty() {
-        return Err(format!(
-            "`{s}` is not a byte count (digits with an optional K, M or G)"
-        ));
-    }
-    let shift = match unit.to_ascii_uppercase().as_str() {
-        "" => 0,
-        "K" => 10,
-        "M" => 20,
-        "G" => 30,
-        _ => {
-            return Err(format!(
-                "`{s}`: unknown size suffix `{unit}` (use K, M or G)"
-            ))
-        }
-    };
-    let n: usize = digits.parse().map_err(|_| format!("`{s}` is too large"))?;
-    n.checked_mul(1 << shift)
-        .ok_or_else(|| format!("`{s}` is too large"))
 }
 
 impl fmt::Display for Implementation {

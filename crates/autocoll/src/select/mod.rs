@@ -25,11 +25,11 @@ mod selector;
 pub mod state;
 mod table;
 
-/// Moved to [`crate::ids`]; the old path kept for the binary and the other crates.
-pub use crate::ids::Collective;
+/// Moved to [`crate::ids`]; the old paths kept for the binary and the other crates.
+pub use crate::ids::{parse_bytes, Collective};
 pub use adaptive::Lottery;
 pub use fixed::{default_for, Fixed};
-pub use implementation::{format_bytes, parse_bytes, Algorithm, Implementation};
+pub use implementation::{format_bytes, Algorithm, Implementation};
 pub use key::default_candidates;
 pub use selector::{Fold, Group, Selector};
 pub use table::{Rule, Table};

@@ -24,10 +24,10 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::fixed::default_for;
-use super::implementation::{format_bytes, parse_bytes, Implementation};
+use super::implementation::{format_bytes, Implementation};
 use super::selector::{Group, Selector};
 use crate::error::{Error, Result};
-use crate::ids::Collective;
+use crate::ids::{parse_bytes, Collective};
 
 /// The schema line every tuning file carries.
 pub const SCHEMA: &str = "autocoll.tuning/1";

@@ -185,17 +185,8 @@ impl Pool {
         let mut planned = vec![0u32; self.candidates.len()];
         let mut out = Vec::new();
         for &u in us {
-            let (draw, warm_up) = match self.warm_up(p, &planned) {
-                Some(i) => (
-                    Draw {
-                        index: i,
-                        ttl: TRY_CALLS,
-                    },
-                    true,
-                ),
-                // A lottery draw needs the results of the draws before it.
-                None if out.is_empty() => (self.lottery_draw(u, p), false),
-                None => break,
+            let Some((draw, warm_up)) = self.next_draw(u, p, &planned, out.is_empty()) else {
+                break;
             };
             if draw.index == best {
                 out.push(self.paid(draw, best_s, p, &b));
@@ -228,6 +219,29 @@ impl Pool {
             out.push(self.hold(best, 0.0, best_s, p, &b));
         }
         out
+    }
+
+    /// The next draw of a message, with `u`, and whether it is the
+    /// warm-up's; `None` when the message must end with the draws before.
+    fn next_draw(
+        &mut self,
+        u: f64,
+        p: &Params,
+        planned: &[u32],
+        first: bool,
+    ) -> Option<(Draw, bool)> {
+        match self.warm_up(p, planned) {
+            Some(index) => Some((
+                Draw {
+                    index,
+                    ttl: TRY_CALLS,
+                },
+                true,
+            )),
+            // A lottery draw needs the results of the draws before it.
+            None if first => Some((self.lottery_draw(u, p), false)),
+            None => None,
+        }
     }
 
     /// Keeps an average of what the best's first call after a switch

@@ -106,7 +106,7 @@ impl Config {
             config.timeout = parse_secs(&secs)?;
         }
         if let Some(max) = var("AUTOCOLL_MAX_FRAME")? {
-            let bytes = crate::select::parse_bytes(&max)
+            let bytes = crate::ids::parse_bytes(&max)
                 .map_err(|e| Error::Config(format!("AUTOCOLL_MAX_FRAME: {e}")))?;
             config.max_frame = bytes as u64;
         }

@@ -54,79 +54,124 @@ fn run(
         excess_periods: vec![0; l.candidates.len()],
         ..Run::default()
     };
-    let mut periods: Vec<(u64, usize, Vec<f64>)> = Vec::new();
+    let mut periods: Vec<Period> = Vec::new();
     let mut vouched = vec![false; l.candidates.len()];
     while out.used.len() < calls {
         if let Some(i) = l.next_call() {
-            let first = periods.last().map(|p| p.0) != Some(l.periods);
+            let first = periods.last().map(|q| q.number) != Some(l.periods);
             if first {
-                periods.push((l.periods, i, Vec::new()));
+                periods.push(Period {
+                    number: l.periods,
+                    candidate: i,
+                    times: Vec::new(),
+                });
             }
             let t = time(l, out.used.len(), i, first);
-            periods.last_mut().unwrap().2.push(t);
+            periods.last_mut().unwrap().times.push(t);
             out.used.push(i);
             continue;
         }
-        if let Some(best) = l.best() {
-            let best_s = l.candidates[best].mean_s;
-            for (_, i, times) in periods.iter().filter(|(_, i, _)| *i != best) {
-                if std::mem::take(&mut vouched[*i]) {
-                    let loss: f64 = times.iter().map(|t| (t - best_s).max(0.0)).sum();
-                    out.vouched_loss += loss;
-                    out.vouched_losers += u32::from(loss > 0.0);
-                    continue;
-                }
-                // A period's first call may also carry a switch.
-                let allowed = |k: usize| b.far * best_s + if k == 0 { l.switch_s } else { 0.0 };
-                let over: f64 = times
-                    .iter()
-                    .enumerate()
-                    .map(|(k, t)| (t - allowed(k)).max(0.0))
-                    .sum();
-                if over > 0.0 {
-                    out.excess += over;
-                    out.excess_periods[*i] += 1;
-                }
+        out.tally(l, &b, &periods, &mut vouched);
+        l.charge(periods.iter().map(|q| (q.candidate, &q.times[..], true)), p);
+        out.check_budget(l, &b);
+        settle(l, p, &periods);
+        periods.clear();
+        draw(l, p, &mut rng, &mut vouched);
+    }
+    out
+}
+
+/// One period of a run: the pool's number for it, its candidate and
+/// what its calls took.
+struct Period {
+    number: u64,
+    candidate: usize,
+    times: Vec<f64>,
+}
+
+impl Run {
+    /// Adds up what the periods of candidates other than the best lost:
+    /// a try the model vouched for, everything beyond the best; any
+    /// other, what its calls took beyond `far` best averages.
+    fn tally(&mut self, l: &Pool, b: &Budget, periods: &[Period], vouched: &mut [bool]) {
+        let Some(best) = l.best() else {
+            return;
+        };
+        let best_s = l.candidates[best].mean_s;
+        for q in periods.iter().filter(|q| q.candidate != best) {
+            if std::mem::take(&mut vouched[q.candidate]) {
+                let loss: f64 = q.times.iter().map(|t| (t - best_s).max(0.0)).sum();
+                self.vouched_loss += loss;
+                self.vouched_losers += u32::from(loss > 0.0);
+                continue;
+            }
+            // A period's first call may also carry a switch.
+            let allowed = |k: usize| b.far * best_s + if k == 0 { l.switch_s } else { 0.0 };
+            let over: f64 = q
+                .times
+                .iter()
+                .enumerate()
+                .map(|(k, t)| (t - allowed(k)).max(0.0))
+                .sum();
+            if over > 0.0 {
+                self.excess += over;
+                self.excess_periods[q.candidate] += 1;
             }
         }
-        l.charge(periods.iter().map(|(_, i, t)| (*i, &t[..], true)), p);
-        let allowed = b.share * l.spent_s + b.allowance_s + out.excess + out.vouched_loss;
+    }
+
+    /// The budget's promise after a charge: no more lost than its share
+    /// of what was spent, its allowance, the excess of the calls that
+    /// banned and the vouched tries' losses; and one vouched try lost at
+    /// the most.
+    fn check_budget(&self, l: &Pool, b: &Budget) {
+        let allowed = b.share * l.spent_s + b.allowance_s + self.excess + self.vouched_loss;
         assert!(
             l.lost_s <= allowed + 1e-12,
             "lost {} of {} spent (excess {}, vouched {})",
             l.lost_s,
             l.spent_s,
-            out.excess,
-            out.vouched_loss
+            self.excess,
+            self.vouched_loss
         );
         assert!(
-            out.vouched_losers <= 1,
+            self.vouched_losers <= 1,
             "the model was trusted after it lost"
         );
-        let clean: Vec<(usize, Vec<f64>)> = periods
-            .iter()
-            .map(|(_, i, t)| {
-                (
-                    *i,
-                    t.get(1..).filter(|r| !r.is_empty()).unwrap_or(t).to_vec(),
-                )
-            })
-            .collect();
-        l.settle_all(clean.iter().map(|(i, t)| (*i, &t[..])), p);
-        periods.clear();
-        let us: Vec<f64> = (0..p.slots()).map(|_| rng.uniform()).collect();
-        let draws = l.draw_ahead(&us, p);
-        let best_s = best_s(l, f64::INFINITY);
-        let best = l.best();
-        if let Some(d) = draws
-            .iter()
-            .find(|d| Some(d.index) != best && l.vouched(d.index, best_s))
-        {
-            vouched[d.index] = true;
-        }
-        l.adopt(&draws);
     }
-    out
+}
+
+/// Settles every period on its calls after the first (which may carry a
+/// switch), or on its only call.
+fn settle(l: &mut Pool, p: &Params, periods: &[Period]) {
+    let clean: Vec<(usize, Vec<f64>)> = periods
+        .iter()
+        .map(|q| {
+            let t = &q.times;
+            (
+                q.candidate,
+                t.get(1..).filter(|r| !r.is_empty()).unwrap_or(t).to_vec(),
+            )
+        })
+        .collect();
+    l.settle_all(clean.iter().map(|(i, t)| (*i, &t[..])), p);
+}
+
+/// The pool's next draw message, as the selector makes it; marks the
+/// first draw of a candidate other than the best that the model vouched
+/// for.
+fn draw(l: &mut Pool, p: &Params, rng: &mut Rng, vouched: &mut [bool]) {
+    let us: Vec<f64> = (0..p.slots()).map(|_| rng.uniform()).collect();
+    let draws = l.draw_ahead(&us, p);
+    let best_s = best_s(l, f64::INFINITY);
+    let best = l.best();
+    if let Some(d) = draws
+        .iter()
+        .find(|d| Some(d.index) != best && l.vouched(d.index, best_s))
+    {
+        vouched[d.index] = true;
+    }
+    l.adopt(&draws);
 }
 
 /// The best average so far, or `fallback` before any.
