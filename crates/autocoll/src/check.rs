@@ -160,13 +160,13 @@ pub trait Native {
     /// The library's name for `op`, e.g. `MPI_Bcast`.
     fn name(&self, op: Collective) -> String;
     /// Broadcasts `buf` from `root`.
-    fn bcast(&self, buf: &mut [u8], root: usize) -> crate::Result<()>;
+    fn bcast(&self, buf: &mut [u8], root: usize) -> crate::error::Result<()>;
     /// Scatters `send` (read at `root`) into every rank's `recv`.
-    fn scatter(&self, send: &[u8], recv: &mut [u8], root: usize) -> crate::Result<()>;
+    fn scatter(&self, send: &[u8], recv: &mut [u8], root: usize) -> crate::error::Result<()>;
     /// Gathers every rank's `send` into `recv` at `root`.
-    fn gather(&self, send: &[u8], recv: &mut [u8], root: usize) -> crate::Result<()>;
+    fn gather(&self, send: &[u8], recv: &mut [u8], root: usize) -> crate::error::Result<()>;
     /// Gathers every rank's `send` into every rank's `recv`.
-    fn allgather(&self, send: &[u8], recv: &mut [u8]) -> crate::Result<()>;
+    fn allgather(&self, send: &[u8], recv: &mut [u8]) -> crate::error::Result<()>;
     /// Reduces elements of `dtype` with `op` into `recv` at `root`.
     fn reduce(
         &self,
@@ -175,7 +175,7 @@ pub trait Native {
         send: &[u8],
         recv: &mut [u8],
         root: usize,
-    ) -> crate::Result<()>;
+    ) -> crate::error::Result<()>;
     /// Reduces elements of `dtype` with `op` into every rank's `recv`.
     fn allreduce(
         &self,
@@ -183,9 +183,9 @@ pub trait Native {
         op: Builtin,
         send: &[u8],
         recv: &mut [u8],
-    ) -> crate::Result<()>;
+    ) -> crate::error::Result<()>;
     /// Returns once every rank has called it.
-    fn barrier(&self) -> crate::Result<()>;
+    fn barrier(&self) -> crate::error::Result<()>;
 }
 
 /// A user tree for `p` ranks that no built-in shape produces: every
@@ -300,7 +300,7 @@ pub fn run_case(
 
 /// Sends every rank's failures to rank 0, which returns them all (in rank
 /// order); other ranks return an empty list.
-pub fn collect(comm: &mut Communicator, mine: Vec<Failure>) -> crate::Result<Vec<Failure>> {
+pub fn collect(comm: &mut Communicator, mine: Vec<Failure>) -> crate::error::Result<Vec<Failure>> {
     const TAG: u64 = 0xC4EC;
     if comm.rank() != 0 {
         let text = serde_json::to_vec(&mine).expect("failures serialise");
@@ -311,7 +311,7 @@ pub fn collect(comm: &mut Communicator, mine: Vec<Failure>) -> crate::Result<Vec
     for src in 1..comm.size() {
         let text = comm.recv_bytes(src, TAG)?;
         let theirs: Vec<Failure> =
-            serde_json::from_slice(&text).map_err(|e| crate::Error::Protocol {
+            serde_json::from_slice(&text).map_err(|e| crate::error::Error::Protocol {
                 peer: format!("rank {src}"),
                 reason: format!("unreadable check report: {e}"),
             })?;
@@ -325,7 +325,7 @@ fn native_result(
     native: Option<&dyn Native>,
     op: Collective,
     mut buf: Vec<u8>,
-    call: impl FnOnce(&dyn Native, &mut [u8]) -> crate::Result<()>,
+    call: impl FnOnce(&dyn Native, &mut [u8]) -> crate::error::Result<()>,
 ) -> Result<Option<(String, Vec<u8>)>, String> {
     let Some(lib) = native else {
         return Ok(None);

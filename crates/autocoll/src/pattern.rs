@@ -21,6 +21,7 @@ mod file;
 pub(crate) mod recording;
 #[cfg(test)]
 mod tests;
+mod wire;
 
 pub use crate::comm::patterns::from_env;
 pub use counts::{class_of, Entry, Kind, Recorder, GATHER_TAG, MAX_CLASS, SCHEMA};
