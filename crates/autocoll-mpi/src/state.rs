@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use autocoll::comm::mpi::Mpi;
 use autocoll::pattern::Recording;
+use autocoll::select::estimate::Link;
 use autocoll::select::lottery::{Budget, Params};
 use autocoll::select::state::Shared;
 use autocoll::select::{default_candidates, Group, Lottery, Selector, Table};
@@ -46,6 +47,8 @@ struct Registry {
     states: BTreeMap<u64, Arc<Mutex<State>>>,
     /// What the communicators' lotteries learned, by shape.
     shared: Option<Shared>,
+    /// The machine's model a start-up probe measured, once a process.
+    probed: Option<Link>,
     /// The communicator of the last call that found its state.
     last: Option<Known>,
 }
@@ -79,6 +82,7 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     next: 0,
     states: BTreeMap::new(),
     shared: None,
+    probed: None,
     last: None,
 });
 
@@ -98,7 +102,7 @@ pub fn of(comm: MPI_Comm, rank: usize, size: usize) -> Option<Arc<Mutex<State>>>
     let keyval = keyval()?;
     let found = match attribute(comm, keyval) {
         Some(id) => registry().states.get(&id).cloned(),
-        None => build(comm, keyval)
+        None => build(comm, rank, keyval)
             .map_err(|why| boundary::disable(&format!("could not set up a communicator: {why}")))
             .ok(),
     };
@@ -136,9 +140,9 @@ fn attribute(comm: MPI_Comm, keyval: c_int) -> Option<u64> {
     (code == sys::SUCCESS && flag != 0).then_some(value as usize as u64)
 }
 
-fn build(comm: MPI_Comm, keyval: c_int) -> Result<Arc<Mutex<State>>, String> {
+fn build(comm: MPI_Comm, rank: usize, keyval: c_int) -> Result<Arc<Mutex<State>>, String> {
     let config = boundary::config();
-    let id = agree_on_number(comm)?;
+    let (id, probe) = agree(comm, rank == 0 && wants_probe(config))?;
     // SAFETY: MPI is initialised (checked by the boundary), `comm` is an
     // intracommunicator (checked by `coll::plan`), and the transport is
     // used under its state's lock only.
@@ -171,6 +175,11 @@ fn build(comm: MPI_Comm, keyval: c_int) -> Result<Arc<Mutex<State>>, String> {
     if let Some(params) = &config.balance {
         c.use_balancer(params.clone()).map_err(|e| e.to_string())?;
     }
+    if probe {
+        let link = autocoll::measure::link::probe(&mut c).map_err(|e| e.to_string())?;
+        let mut reg = registry();
+        reg.probed = reg.probed.or(link);
+    }
     let shared = registry()
         .shared
         .get_or_insert_with(Shared::default)
@@ -184,25 +193,36 @@ fn build(comm: MPI_Comm, keyval: c_int) -> Result<Arc<Mutex<State>>, String> {
     Ok(state)
 }
 
-/// The largest of the ranks' next numbers, taken by every rank.
-fn agree_on_number(comm: MPI_Comm) -> Result<u64, String> {
-    let mine = registry().next;
-    let mut agreed: u64 = 0;
-    // SAFETY: one u64 each way, on the program's communicator, which
+/// The largest of the ranks' next numbers, taken by every rank, and
+/// whether rank 0 wants the machine probed (`probe` is rank 0's wish; the
+/// others pass false): one small reduction settles both.
+fn agree(comm: MPI_Comm, probe: bool) -> Result<(u64, bool), String> {
+    let mine = [registry().next, u64::from(probe)];
+    let mut agreed = [0u64; 2];
+    // SAFETY: two u64 each way, on the program's communicator, which
     // every rank is in (this is inside one of its collective calls).
     let code = unsafe {
         ffi::PMPI_Allreduce(
-            (&mine as *const u64).cast(),
-            (&mut agreed as *mut u64).cast(),
-            1,
+            mine.as_ptr().cast(),
+            agreed.as_mut_ptr().cast(),
+            2,
             ffi::RSMPI_UINT64_T,
             ffi::RSMPI_MAX,
             comm,
         )
     };
     sys::ok(code).map_err(|code| format!("MPI_Allreduce returned {code}"))?;
-    registry().next = agreed + 1;
-    Ok(agreed)
+    registry().next = agreed[0] + 1;
+    Ok((agreed[0], agreed[1] != 0))
+}
+
+/// Whether this process should probe the machine when it builds a
+/// communicator's state as its rank 0: a lottery with no model given and
+/// none probed yet (the probe costs a few round trips, once a process).
+fn wants_probe(config: &Config) -> bool {
+    matches!(config.select, Select::Lottery(_))
+        && config.model.is_none()
+        && registry().probed.is_none()
 }
 
 /// Whether `comm` is `MPI_COMM_WORLD` itself.
@@ -252,9 +272,10 @@ fn lottery(c: &Communicator, config: &Config, prior: Option<Box<Table>>) -> Lott
                 .and_then(|t| t.lookup(op, ranks, bytes).cloned());
             Some(rule.unwrap_or_else(|| Implementation::native(op)))
         });
-    match config.model {
-        Some(link) => lottery.with_link(link),
-        None => lottery,
+    match (config.model, registry().probed) {
+        (Some(link), _) => lottery.with_link(link),
+        (None, Some(probed)) => lottery.with_probed(probed),
+        (None, None) => lottery,
     }
 }
 

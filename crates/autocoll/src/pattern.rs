@@ -24,6 +24,6 @@ mod tests;
 mod wire;
 
 pub use crate::comm::patterns::from_env;
-pub use counts::{class_of, Entry, Kind, Recorder, GATHER_TAG, MAX_CLASS, SCHEMA};
+pub use counts::{class_of, Entry, Kind, Recorder, GATHER_TAG, MAX_CLASS, PROBE_TAG, SCHEMA};
 pub use file::Pattern;
 pub use recording::{Recording, ENV_PATTERN};

@@ -15,6 +15,7 @@ mod call;
 mod classic;
 mod driver;
 mod job;
+pub mod link;
 pub mod machines;
 mod method;
 mod ol_i;

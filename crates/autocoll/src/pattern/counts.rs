@@ -30,6 +30,10 @@ pub const MAX_CLASS: u32 = 64;
 /// the end. Messages with it are not counted, and programs must not use it.
 pub const GATHER_TAG: u64 = u64::MAX - 0x70;
 
+/// Reserved user tag of the start-up link probe (`measure::link`). Messages
+/// with it are not counted, and programs must not use it.
+pub const PROBE_TAG: u64 = u64::MAX - 0x71;
+
 /// Which traffic a message belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 
-use super::counts::{Kind, Recorder, GATHER_TAG};
+use super::counts::{Kind, Recorder, GATHER_TAG, PROBE_TAG};
 use super::file::Pattern;
 use crate::error::Result;
 use crate::transport::{Tag, Transport};
@@ -22,7 +22,7 @@ use crate::transport::{Tag, Transport};
 pub const ENV_PATTERN: &str = "AUTOCOLL_PATTERN";
 
 /// A [`Transport`] that counts every message it sends into a shared
-/// [`Recorder`]: `Tag::User` messages (but [`GATHER_TAG`]'s) as
+/// [`Recorder`]: `Tag::User` messages (but [`GATHER_TAG`]'s and [`PROBE_TAG`]'s) as
 /// point-to-point, every collective's as collective, each under its
 /// destination in the world's ranks. Everything else is the inner
 /// transport's, unchanged.
@@ -57,7 +57,7 @@ impl Recording {
 
     fn count(&self, dest: usize, tag: &Tag, bytes: u64) {
         let kind = match tag {
-            Tag::User(GATHER_TAG) => return,
+            Tag::User(GATHER_TAG | PROBE_TAG) => return,
             Tag::User(_) => Kind::P2p,
             Tag::Coll { .. } => Kind::Collective,
         };

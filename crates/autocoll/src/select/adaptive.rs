@@ -49,6 +49,9 @@ pub struct Lottery {
     /// The machine's model, where one is given; else fitted to what the
     /// pools measured.
     link: Option<Link>,
+    /// A model a start-up probe measured, for sizes
+    /// the pools have not measured near enough to fit one.
+    probed: Option<Link>,
     /// Candidates' costs by (ranks, size class, implementation).
     costs: HashMap<(usize, u32, Implementation), Option<Cost>>,
     rng: Rng,
@@ -137,6 +140,7 @@ impl Lottery {
             shared: None,
             shape: None,
             link: None,
+            probed: None,
             costs: HashMap::new(),
             rng: Rng::new(seed),
             store: None,
@@ -176,6 +180,13 @@ impl Lottery {
     /// to what the pools measured.
     pub fn with_link(mut self, link: Link) -> Self {
         self.link = Some(link);
+        self
+    }
+
+    /// Predicts with `link`, a model a probe measured, where what the
+    /// pools measured cannot be fitted near the pool's size.
+    pub fn with_probed(mut self, link: Link) -> Self {
+        self.probed = Some(link);
         self
     }
 

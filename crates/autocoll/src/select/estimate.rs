@@ -151,6 +151,21 @@ impl Link {
         }
     }
 
+    /// The machine as one pair of ranks measured it: `latency_s` a message,
+    /// `per_byte_s` a byte between them, across a host link if `crosses`,
+    /// else within a host; the other per-byte time at the usual share.
+    pub fn of_pair(latency_s: f64, per_byte_s: f64, crosses: bool) -> Link {
+        let (link, local) = match crosses {
+            true => (per_byte_s, per_byte_s * LOCAL_FRACTION),
+            false => (per_byte_s / LOCAL_FRACTION, per_byte_s),
+        };
+        Link {
+            latency_s,
+            s_per_byte: link,
+            local_s_per_byte: local,
+        }
+    }
+
     /// The seconds `c` takes: its latencies, then its bytes.
     pub fn time(&self, c: &Cost) -> f64 {
         c.rounds * self.latency_s + self.byte_time(c)

@@ -1,6 +1,9 @@
 //! The lottery's predictions: what each candidate of a new pool would
-//! take on this machine, from a model given or one fitted to the times the
-//! pools have measured, so that a budget tries only those that could win.
+//! take on this machine, so that a budget tries only those that could win.
+//! The model is the one given; else one fitted to the times the pools
+//! have measured, where they measured sizes near the pool's (a time per
+//! byte read off calls of a few bytes is the latencies' leftovers, and
+//! would rule on megabytes); else the one a start-up probe measured.
 
 use std::collections::BTreeMap;
 
@@ -11,6 +14,10 @@ use crate::select::implementation::Implementation;
 use crate::select::lottery::{Budget, Pool};
 use crate::select::selector::Group;
 use crate::select::state::Learned;
+
+/// How many size classes (doublings) above the largest it saw a fitted
+/// model predicts.
+const NEAR_CLASSES: u32 = 2;
 
 impl Lottery {
     /// Sets the pool's predicted times, from the given model or one fitted
@@ -25,10 +32,15 @@ impl Lottery {
         let Some(layout) = group.ranks_layout() else {
             return;
         };
-        let Some(link) = self.link.or_else(|| self.fitted(&layout)) else {
+        let class = Key::class(bytes);
+        let near = |(link, largest): (Link, u32)| (class <= largest + NEAR_CLASSES).then_some(link);
+        let link = match self.link {
+            Some(given) => Some(given),
+            None => self.fitted(&layout).and_then(near).or(self.probed),
+        };
+        let Some(link) = link else {
             return;
         };
-        let class = Key::class(bytes);
         let times: Vec<Option<f64>> = pool
             .candidates
             .iter()
@@ -52,9 +64,10 @@ impl Lottery {
     }
 
     /// A model fitted to every average measured on this communicator's
-    /// size, here and in what it resumed from: each candidate's cost at
-    /// its pool's size class against its average.
-    fn fitted(&mut self, layout: &Layout) -> Option<Link> {
+    /// size, here and in what it resumed from (each candidate's cost at
+    /// its pool's size class against its average), and the largest size
+    /// class it saw.
+    fn fitted(&mut self, layout: &Layout) -> Option<(Link, u32)> {
         let mut learned: BTreeMap<Key, Learned> =
             self.prior.iter().map(|(k, l)| (*k, l.clone())).collect();
         if let (Some(shared), Some(shape)) = (&self.shared, &self.shape) {
@@ -71,10 +84,14 @@ impl Lottery {
                     .map(move |s| (key.class, s.imp.clone(), s.mean_s))
             })
             .collect();
+        let largest = measured.iter().map(|m| m.0).max()?;
         let points: Vec<(Cost, f64)> = measured
             .into_iter()
             .filter_map(|(class, imp, mean)| Some((self.cost(&imp, layout, class)?, mean)))
             .collect();
-        Link::fit(&points)
+        Some((Link::fit(&points)?, largest))
     }
 }
+
+#[cfg(test)]
+mod tests;

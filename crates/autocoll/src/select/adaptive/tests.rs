@@ -70,7 +70,14 @@ fn the_lottery_asks_the_group_how_many_hosts_it_spans() {
 }
 
 /// One rank standing for 8 hosts of one rank each.
-struct Eight(std::sync::Arc<Layout>);
+pub(super) struct Eight(pub(super) std::sync::Arc<Layout>);
+
+impl Eight {
+    pub(super) fn new() -> Eight {
+        let hosts = (0..8).map(|h| format!("h{h}")).collect();
+        Eight(std::sync::Arc::new(Layout::of_hosts(hosts).unwrap()))
+    }
+}
 
 impl Group for Eight {
     fn rank(&self) -> usize {
@@ -98,8 +105,7 @@ impl Group for Eight {
 
 #[test]
 fn under_a_budget_the_incumbent_holds_and_the_model_rules_out_what_cannot_win() {
-    let hosts = (0..8).map(|h| format!("h{h}")).collect();
-    let mut group = Eight(std::sync::Arc::new(Layout::of_hosts(hosts).unwrap()));
+    let mut group = Eight::new();
     let params = Params {
         budget: Some(Budget::default()),
         ..Params::default()
