@@ -50,6 +50,21 @@ impl Communicator {
     /// from it from one thread per rank, one call at a time, as in MPI.
     /// Errors name ranks by the transport's numbering (the first
     /// communicator's).
+    ///
+    /// ```
+    /// let sums = autocoll::local::run(6, |mut world| {
+    ///     let (r, cols) = (world.rank(), 3);
+    ///     let mut row = world.split(Some((r / cols) as u32), 0)?.expect("a row");
+    ///     let mut col = world.split(Some((r % cols) as u32), 0)?.expect("a column");
+    ///     let mut sum = [0u64];
+    ///     row.allreduce(&[r as u64], &mut sum, &autocoll::Op::SUM)?;
+    ///     col.bcast(&mut sum, 0)?;
+    ///     world.barrier()?;
+    ///     autocoll::Result::Ok(sum[0])
+    /// });
+    /// let sums: Vec<u64> = sums.into_iter().collect::<autocoll::Result<_>>().unwrap();
+    /// assert_eq!(sums, [3; 6]);
+    /// ```
     pub fn split(&mut self, color: Option<u32>, key: i64) -> Result<Option<Communicator>> {
         let view = self.view();
         let mine = [
