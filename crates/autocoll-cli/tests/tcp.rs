@@ -195,6 +195,10 @@ fn rank_body() {
         println!("WHERE rank {me} {}", cores_of_threads());
         return;
     }
+    if fault == "split" {
+        println!("SPLIT rank {me} {}", split_body(&mut comm));
+        return;
+    }
     comm.barrier().unwrap();
     let start = Instant::now();
     let mut buf = [me as f64; 4];
@@ -220,6 +224,45 @@ fn rank_body() {
     match outcome {
         Ok(()) => println!("VERDICT rank {me} ok after {ms} ms"),
         Err(e) => println!("VERDICT rank {me} error after {ms} ms: {e}"),
+    }
+}
+
+/// Splits the job into odd and even ranks and checks every collective on
+/// each half against the reference, with a call of the whole job between
+/// the half's calls; then a dup of the job and a half of it. `ok`, or what
+/// went wrong.
+fn split_body(comm: &mut autocoll::Communicator) -> String {
+    use autocoll::check::{self, Case};
+    let mut half = comm
+        .split(Some((comm.rank() % 2) as u32), 0)
+        .unwrap()
+        .unwrap();
+    let config = check::Config::default();
+    let mut failures = Vec::new();
+    for op in autocoll::Collective::ALL {
+        for imp in check::all_implementations(op, half.size(), 4099, 1) {
+            let case = Case {
+                imp,
+                bytes: 4099,
+                root: 1,
+            };
+            failures.extend(check::run(&mut half, &[case], &config));
+            let mut sum = [0u32];
+            comm.allreduce(&[1u32], &mut sum, &Op::Builtin(Builtin::Sum))
+                .unwrap();
+            if sum[0] as usize != comm.size() {
+                return format!("the job's allreduce gave {}", sum[0]);
+            }
+        }
+    }
+    let mut dup = comm.dup().unwrap();
+    let mut ranks = vec![0u32; dup.size()];
+    dup.allgather(&[dup.rank() as u32], &mut ranks).unwrap();
+    let mut quarter = half.dup().unwrap();
+    quarter.barrier().unwrap();
+    match failures.is_empty() && ranks.iter().enumerate().all(|(i, &r)| r as usize == i) {
+        true => "ok".into(),
+        false => format!("{failures:?} {ranks:?}"),
     }
 }
 
@@ -338,6 +381,17 @@ fn mismatched_calls_across_processes_name_both() {
         line.contains("rank 0 sent for call #1 bcast root=0 bytes=32"),
         "{line}"
     );
+}
+
+#[test]
+fn split_and_dup_run_every_collective_across_tcp_processes() {
+    let stdout = scenario(4, "split", "30");
+    for rank in 0..4 {
+        assert!(
+            stdout.contains(&format!("SPLIT rank {rank} ok")),
+            "{stdout}"
+        );
+    }
 }
 
 /// An agent (ssh, `env -i`) passes no environment on: the launcher puts

@@ -167,6 +167,10 @@ pub enum Error {
     /// counts (sent to rank 0 at the end of a job) are cut short or damaged.
     #[error("pattern: {0}")]
     Pattern(String),
+    /// A communicator cannot be split or duplicated: this rank has used up
+    /// its context ids, or the ranks' contributions do not fit together.
+    #[error("split: {0}")]
+    Split(String),
     /// The environment or configuration given to the library is unusable.
     #[error("configuration: {0}")]
     Config(String),

@@ -69,10 +69,7 @@ impl Ctx<'_> {
     }
 
     pub fn send(&mut self, dest: usize, phase: u8, data: Bytes, segment: usize) -> Result<()> {
-        let tag = Tag::Coll {
-            call: self.call,
-            phase,
-        };
+        let tag = Tag::coll(self.call, phase);
         self.transport.send(dest, tag, data)?;
         self.note(Stage::Sent, phase, segment, Some(dest));
         Ok(())
@@ -80,10 +77,7 @@ impl Ctx<'_> {
 
     /// Receives a message that must hold exactly `len` bytes.
     pub fn recv(&mut self, src: usize, phase: u8, len: usize, segment: usize) -> Result<Bytes> {
-        let tag = Tag::Coll {
-            call: self.call,
-            phase,
-        };
+        let tag = Tag::coll(self.call, phase);
         let data = self.transport.recv(src, tag)?;
         if data.len() != len {
             return Err(Error::MessageSize {

@@ -1,7 +1,7 @@
 //! The communicator: what it holds, how a call is numbered, chosen and run
 //! through the algorithms of `coll`. Its typed collectives, its recording,
-//! its balancer and the group its selector agrees through are in the child
-//! modules.
+//! its balancer, the group its selector agrees through and the
+//! sub-communicators it makes are in the child modules.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -25,6 +25,7 @@ use crate::pattern::recording::Sink;
 use crate::select::lottery::Params;
 use crate::select::state::{Fingerprint, Store};
 use crate::select::{Algorithm, Fixed, Group, Implementation, Lottery, Selector};
+use crate::transport::shared::View;
 use crate::transport::{Tag, Transport};
 use crate::tree::table::RankTable;
 use crate::tree::{Shape, Tree};
@@ -32,6 +33,7 @@ use crate::tree::{Shape, Tree};
 mod balancer;
 mod group;
 mod recording;
+mod split;
 mod typed;
 
 /// A group of ranks that run collectives together.
@@ -41,6 +43,9 @@ mod typed;
 /// that disagrees is reported with both calls named.
 pub struct Communicator {
     transport: Box<dyn Transport>,
+    /// The view `transport` is (or wraps) once this communicator shares
+    /// its rank's transport with others made from it or from its parent.
+    view: Option<View>,
     seq: u64,
     /// Trees built, by (table version, shape, root).
     trees: HashMap<(u64, Shape, usize), Arc<Tree>>,
@@ -78,6 +83,7 @@ impl Communicator {
         };
         Communicator {
             transport,
+            view: None,
             seq: 0,
             trees: HashMap::new(),
             tables: HashMap::new(),
@@ -293,12 +299,12 @@ impl Communicator {
 
     /// Sends a point-to-point message outside any collective.
     pub fn send_bytes(&mut self, dest: usize, tag: u64, data: Bytes) -> Result<()> {
-        self.transport.send(dest, Tag::User(tag), data)
+        self.transport.send(dest, Tag::user(tag), data)
     }
 
     /// Receives a point-to-point message sent with [`Self::send_bytes`].
     pub fn recv_bytes(&mut self, src: usize, tag: u64) -> Result<Bytes> {
-        self.transport.recv(src, Tag::User(tag))
+        self.transport.recv(src, Tag::user(tag))
     }
 
     /// Asks the selector, which may run small fixed collectives through
@@ -453,6 +459,16 @@ impl Communicator {
         self.balancer = Some(balancer);
         decided
     }
+}
+
+/// Holds a communicator's place of transport while it is moved into a
+/// wrapper: a one-rank channel, through which nothing is sent.
+fn stand_in() -> Box<dyn Transport> {
+    Box::new(
+        crate::transport::local::transports(1)
+            .pop()
+            .expect("one rank"),
+    )
 }
 
 /// Stands in for the selector while it chooses: the selector's own

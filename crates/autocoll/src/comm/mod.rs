@@ -2,7 +2,8 @@
 //! every collective call goes through it, and it wires selection,
 //! tracing, balancing and pattern counting over the algorithms of `coll`.
 //! [`local::run`], [`sim::run`] and (feature "mpi") `mpi::world` start
-//! jobs of communicators.
+//! jobs of communicators; [`Communicator::split`] and
+//! [`Communicator::dup`] make communicators of some of their ranks.
 
 pub(crate) mod balancing;
 pub(crate) mod communicator;

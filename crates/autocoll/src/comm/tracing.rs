@@ -153,10 +153,7 @@ fn hex(bytes: &[u8]) -> String {
 /// other rank's pings in turn with its clock; each keeps the ping of the
 /// smallest round trip. Rank 0's own offset is zero, exactly.
 fn exchange(comm: &mut Communicator) -> Result<OffsetSample> {
-    let tag = Tag::Coll {
-        call: comm.reserve_call(Collective::Barrier),
-        phase: 0,
-    };
+    let tag = Tag::coll(comm.reserve_call(Collective::Barrier), 0);
     let (rank, size) = (comm.rank(), comm.size());
     let transport = comm.transport_mut();
     let sample = if rank == 0 {

@@ -22,7 +22,7 @@ use crate::transport::{Tag, Transport};
 pub const ENV_PATTERN: &str = "AUTOCOLL_PATTERN";
 
 /// A [`Transport`] that counts every message it sends into a shared
-/// [`Recorder`]: `Tag::User` messages (but [`GATHER_TAG`]'s and [`PROBE_TAG`]'s) as
+/// [`Recorder`]: user messages (but [`GATHER_TAG`]'s and [`PROBE_TAG`]'s) as
 /// point-to-point, every collective's as collective, each under its
 /// destination in the world's ranks. Everything else is the inner
 /// transport's, unchanged.
@@ -57,8 +57,11 @@ impl Recording {
 
     fn count(&self, dest: usize, tag: &Tag, bytes: u64) {
         let kind = match tag {
-            Tag::User(GATHER_TAG | PROBE_TAG) => return,
-            Tag::User(_) => Kind::P2p,
+            Tag::User {
+                tag: GATHER_TAG | PROBE_TAG,
+                ..
+            } => return,
+            Tag::User { .. } => Kind::P2p,
             Tag::Coll { .. } => Kind::Collective,
         };
         let world = self.to_world.as_ref().map_or(dest, |map| map[dest]);
@@ -118,14 +121,14 @@ impl Sink {
     pub(crate) fn finish(self, transport: &mut dyn Transport) -> Result<()> {
         let mine = lock(&self.recorder).clone();
         if transport.rank() != 0 {
-            transport.send(0, Tag::User(GATHER_TAG), Bytes::from(mine.encode()))?;
+            transport.send(0, Tag::user(GATHER_TAG), Bytes::from(mine.encode()))?;
             return transport.finish_sends();
         }
         let ranks = transport.size();
         let mut parts = vec![mine];
         for rank in 1..ranks {
             let part = transport
-                .recv(rank, Tag::User(GATHER_TAG))
+                .recv(rank, Tag::user(GATHER_TAG))
                 .and_then(|data| Recorder::decode(&data));
             match part {
                 Ok(part) => parts.push(part),

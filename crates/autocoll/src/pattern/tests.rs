@@ -249,13 +249,13 @@ fn recording_counts_sends_by_tag_under_world_ranks() {
     let inner = Box::new(ts.pop().unwrap());
     let mut t = Recording::new(inner, recorder.clone(), Some(vec![3, 1]));
     assert_eq!((t.rank(), t.size(), t.kind()), (0, 2, "local"));
-    t.send(1, Tag::User(5), Bytes::from_static(b"hello"))
+    t.send(1, Tag::user(5), Bytes::from_static(b"hello"))
         .unwrap();
-    t.send(1, Tag::User(GATHER_TAG), Bytes::from_static(b"not counted"))
+    t.send(1, Tag::user(GATHER_TAG), Bytes::from_static(b"not counted"))
         .unwrap();
-    t.send(0, Tag::User(5), Bytes::new()).unwrap();
-    assert!(t.send(2, Tag::User(5), Bytes::new()).is_err());
-    assert_eq!(t.recv(0, Tag::User(5)).unwrap().len(), 0);
+    t.send(0, Tag::user(5), Bytes::new()).unwrap();
+    assert!(t.send(2, Tag::user(5), Bytes::new()).is_err());
+    assert_eq!(t.recv(0, Tag::user(5)).unwrap().len(), 0);
     drop(peer);
     let r = recorder.lock().unwrap();
     assert_eq!(r.totals(Kind::P2p, 1, 3), Some((1, 5)));

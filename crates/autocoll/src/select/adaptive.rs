@@ -17,20 +17,23 @@
 //! allreduce (P·log2 P messages) that would let every rank learn.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use super::estimate::{Cost, Link};
 use super::implementation::Implementation;
 use super::key::{default_candidates, Key};
 use super::lottery::{Draw, Objective, Params, Pool, Rng};
-use super::selector::{Fold, Group, Selector};
+use super::selector::{Fold, Group, Offspring, Selector};
 use super::state::{CommShape, Learned, Shared, Store};
 use crate::error::{Error, Result};
 use crate::ids::Collective;
 
+mod offspring;
 mod predict;
 
-type Candidates = Box<dyn Fn(Collective, usize, usize) -> Vec<Implementation> + Send>;
-type Incumbent = Box<dyn Fn(Collective, usize, usize) -> Option<Implementation> + Send>;
+// Shared, not boxed: a sub-communicator's lottery asks the same.
+type Candidates = Arc<dyn Fn(Collective, usize, usize) -> Vec<Implementation> + Send + Sync>;
+type Incumbent = Arc<dyn Fn(Collective, usize, usize) -> Option<Implementation> + Send + Sync>;
 
 /// The paper's lottery scheduler as a selector.
 pub struct Lottery {
@@ -152,9 +155,9 @@ impl Lottery {
     /// Uses `f(op, ranks, bytes)` for the candidates of each new pool.
     pub fn with_candidates(
         mut self,
-        f: impl Fn(Collective, usize, usize) -> Vec<Implementation> + Send + 'static,
+        f: impl Fn(Collective, usize, usize) -> Vec<Implementation> + Send + Sync + 'static,
     ) -> Self {
-        self.candidates = Some(Box::new(f));
+        self.candidates = Some(Arc::new(f));
         self
     }
 
@@ -163,9 +166,9 @@ impl Lottery {
     /// tries the others only as the budget allows.
     pub fn with_incumbent(
         mut self,
-        f: impl Fn(Collective, usize, usize) -> Option<Implementation> + Send + 'static,
+        f: impl Fn(Collective, usize, usize) -> Option<Implementation> + Send + Sync + 'static,
     ) -> Self {
-        self.incumbent = Some(Box::new(f));
+        self.incumbent = Some(Arc::new(f));
         self
     }
 
@@ -481,6 +484,10 @@ impl Selector for Lottery {
                 .collect(),
         };
         store.save(&pools)
+    }
+
+    fn offspring(&mut self, ranks: &Offspring<'_>) -> Option<Box<dyn Selector>> {
+        Some(Box::new(self.offspring_lottery(ranks)))
     }
 }
 

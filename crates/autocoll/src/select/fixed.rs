@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::implementation::{Algorithm, Implementation};
-use super::selector::{Group, Selector};
+use super::selector::{Group, Offspring, Selector};
 use crate::error::Result;
 use crate::ids::Collective;
 use crate::tree::Shape;
@@ -43,6 +43,11 @@ impl Selector for Fixed {
             Some(imp) => imp.clone(),
             None => default_for(op, group.size(), bytes),
         })
+    }
+
+    /// The same choices: they hold at every size.
+    fn offspring(&mut self, _ranks: &Offspring<'_>) -> Option<Box<dyn Selector>> {
+        Some(Box::new(self.clone()))
     }
 }
 

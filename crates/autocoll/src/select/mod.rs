@@ -31,5 +31,5 @@ pub use adaptive::Lottery;
 pub use fixed::{default_for, Fixed};
 pub use implementation::{format_bytes, Algorithm, Implementation};
 pub use key::default_candidates;
-pub use selector::{Fold, Group, Selector};
+pub use selector::{Fold, Group, Offspring, Selector};
 pub use table::{Rule, Table};

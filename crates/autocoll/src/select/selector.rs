@@ -79,4 +79,24 @@ pub trait Selector: Send {
     fn save(&mut self) -> Result<()> {
         Ok(())
     }
+
+    /// The selector of a communicator made over some of this one's ranks
+    /// (a split or a dup): one whose ranks run on `ranks.hosts`. Every
+    /// rank of the new communicator makes its own alike. The default:
+    /// none, and the new communicator starts with the built-in choice.
+    fn offspring(&mut self, _ranks: &Offspring<'_>) -> Option<Box<dyn Selector>> {
+        None
+    }
+}
+
+/// Where the ranks of a communicator made from another run, as its
+/// selector needs to know.
+#[derive(Clone, Copy, Debug)]
+pub struct Offspring<'a> {
+    /// The host of each of its ranks, in its rank order.
+    pub hosts: &'a [String],
+    /// The transport's kind.
+    pub transport: &'a str,
+    /// This rank in it.
+    pub rank: usize,
 }

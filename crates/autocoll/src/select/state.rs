@@ -235,6 +235,11 @@ impl Store {
         &self.path
     }
 
+    /// The runs it reads and writes.
+    pub fn fingerprint(&self) -> &Fingerprint {
+        &self.fingerprint
+    }
+
     /// The shape of the communicators whose pools it keeps.
     pub fn shape(&self) -> CommShape {
         self.fingerprint.shape()

@@ -25,7 +25,7 @@ use toml::Spanned;
 
 use super::fixed::default_for;
 use super::implementation::{format_bytes, Implementation};
-use super::selector::{Group, Selector};
+use super::selector::{Group, Offspring, Selector};
 use crate::error::{Error, Result};
 use crate::ids::{parse_bytes, Collective};
 
@@ -180,6 +180,11 @@ impl Selector for Table {
             .lookup(op, ranks, bytes)
             .cloned()
             .unwrap_or_else(|| default_for(op, ranks, bytes)))
+    }
+
+    /// The same table: its rules name the communicator sizes they hold at.
+    fn offspring(&mut self, _ranks: &Offspring<'_>) -> Option<Box<dyn Selector>> {
+        Some(Box::new(self.clone()))
     }
 }
 

@@ -107,6 +107,10 @@ impl Transport for Local {
         self.mailbox.set_timeout(timeout);
     }
 
+    fn timeout(&self) -> Duration {
+        self.mailbox.timeout()
+    }
+
     fn hosts(&self) -> Vec<String> {
         vec!["localhost".to_string(); self.size()]
     }

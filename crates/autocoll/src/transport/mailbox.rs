@@ -15,22 +15,33 @@ use crate::transport::{Message, Tag};
 /// a peer's connection (which ends the job's pending calls at once).
 pub type Incoming = Result<Message>;
 
-/// The key a message is matched on: source, and the tag without the call's
-/// description (which is compared separately to catch mismatched calls).
+/// The key a message is matched on: source, context and the tag without
+/// the call's description (which is compared separately to catch
+/// mismatched calls).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Key {
-    Coll { src: usize, seq: u64, phase: u8 },
-    User { src: usize, tag: u64 },
+    Coll {
+        src: usize,
+        seq: u64,
+        phase: u8,
+        ctx: u32,
+    },
+    User {
+        src: usize,
+        tag: u64,
+        ctx: u32,
+    },
 }
 
 fn key(src: usize, tag: &Tag) -> Key {
     match *tag {
-        Tag::Coll { call, phase } => Key::Coll {
+        Tag::Coll { call, phase, ctx } => Key::Coll {
             src,
             seq: call.seq,
             phase,
+            ctx,
         },
-        Tag::User(tag) => Key::User { src, tag },
+        Tag::User { tag, ctx } => Key::User { src, tag, ctx },
     }
 }
 
@@ -179,7 +190,7 @@ impl Mailbox {
     /// ranks' programs diverged; say so instead of waiting for a timeout.
     fn check_agreement(&self, msg: &Message, want: &Tag) -> Result<()> {
         if let (Some(remote), Some(local)) = (msg.tag.call(), want.call()) {
-            let same_call = remote.seq == local.seq;
+            let same_call = remote.seq == local.seq && msg.tag.ctx() == want.ctx();
             if same_call && remote != local {
                 return Err(Error::Mismatch {
                     rank: self.rank,

@@ -43,6 +43,10 @@ macro_rules! forward_transport {
             self.$inner.set_timeout(timeout)
         }
 
+        fn timeout(&self) -> std::time::Duration {
+            self.$inner.timeout()
+        }
+
         fn hosts(&self) -> Vec<String> {
             self.$inner.hosts()
         }
@@ -62,6 +66,7 @@ pub mod local;
 pub mod mailbox;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod shared;
 pub mod sim;
 pub mod tcp;
 
@@ -76,7 +81,10 @@ use crate::ids::CallSig;
 /// How long a rank waits for a message before declaring its peer lost.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// What a message belongs to; receives match on source and tag.
+/// What a message belongs to; receives match on source and tag. `ctx`
+/// is the context id of the communicator the message belongs to (0 for
+/// the one a transport starts with, see [`shared`]): messages of two
+/// communicators never match each other's receives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Tag {
     /// A message of a collective call; `phase` separates the stages of
@@ -86,17 +94,53 @@ pub enum Tag {
         call: CallSig,
         /// The stage within the call.
         phase: u8,
+        /// The communicator's context id.
+        ctx: u32,
     },
     /// A user's point-to-point message (benchmarks' acknowledgements, tools).
-    User(u64),
+    User {
+        /// The user's tag.
+        tag: u64,
+        /// The communicator's context id.
+        ctx: u32,
+    },
 }
 
 impl Tag {
+    /// A user's tag on the communicator a transport starts with.
+    pub const fn user(tag: u64) -> Tag {
+        Tag::User { tag, ctx: 0 }
+    }
+
+    /// A collective call's tag on the communicator a transport starts with.
+    pub const fn coll(call: CallSig, phase: u8) -> Tag {
+        Tag::Coll {
+            call,
+            phase,
+            ctx: 0,
+        }
+    }
+
     /// The collective call this message belongs to, if any.
     pub fn call(&self) -> Option<&CallSig> {
         match self {
             Tag::Coll { call, .. } => Some(call),
-            Tag::User(_) => None,
+            Tag::User { .. } => None,
+        }
+    }
+
+    /// The context id of the communicator it belongs to.
+    pub fn ctx(&self) -> u32 {
+        match *self {
+            Tag::Coll { ctx, .. } | Tag::User { ctx, .. } => ctx,
+        }
+    }
+
+    /// The same tag in the communicator of context id `ctx`.
+    pub fn in_ctx(self, ctx: u32) -> Tag {
+        match self {
+            Tag::Coll { call, phase, .. } => Tag::Coll { call, phase, ctx },
+            Tag::User { tag, .. } => Tag::User { tag, ctx },
         }
     }
 }
@@ -104,8 +148,12 @@ impl Tag {
 impl fmt::Display for Tag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Tag::Coll { call, phase } => write!(f, "{call} phase {phase}"),
-            Tag::User(t) => write!(f, "user tag {t}"),
+            Tag::Coll { call, phase, .. } => write!(f, "{call} phase {phase}")?,
+            Tag::User { tag, .. } => write!(f, "user tag {tag}")?,
+        }
+        match self.ctx() {
+            0 => Ok(()),
+            ctx => write!(f, " of communicator {ctx}"),
         }
     }
 }
@@ -143,6 +191,12 @@ pub trait Transport: Send {
     fn shared_clock(&self) -> bool;
     /// Changes how long `recv` waits before it reports a lost peer.
     fn set_timeout(&mut self, timeout: Duration);
+    /// How long `recv` waits (a sub-communicator's [`shared::View`]
+    /// starts with its parent's). Transports that do not say wait
+    /// [`DEFAULT_TIMEOUT`].
+    fn timeout(&self) -> Duration {
+        DEFAULT_TIMEOUT
+    }
     /// Names of the hosts the ranks run on, indexed by rank.
     fn hosts(&self) -> Vec<String>;
     /// The switch of every rank's host, indexed by rank, as a path from

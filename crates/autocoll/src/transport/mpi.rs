@@ -2,7 +2,7 @@
 //! `mpi`), for programs started by `mpirun`.
 //!
 //! MPI tags are small integers and cannot hold a [`Tag`], so every message
-//! starts with a 32-byte header carrying the full tag; matching, stashing
+//! starts with a 40-byte header carrying the full tag; matching, stashing
 //! and the detection of mismatched calls are the shared [`Mailbox`]'s. A
 //! payload of up to [`INLINE_MAX`] bytes travels in its header's message
 //! (copying a small buffer is cheaper than a second message); a longer one
@@ -571,6 +571,10 @@ impl Transport for Mpi {
     fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = timeout;
         self.mailbox.set_timeout(timeout);
+    }
+
+    fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     fn hosts(&self) -> Vec<String> {

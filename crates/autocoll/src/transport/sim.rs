@@ -263,6 +263,10 @@ impl Transport for Sim {
         self.local.set_timeout(timeout);
     }
 
+    fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     fn hosts(&self) -> Vec<String> {
         let m = &self.machine.model;
         (0..self.size())

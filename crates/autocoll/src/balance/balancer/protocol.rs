@@ -46,7 +46,7 @@ pub(crate) trait Comm {
 
 impl Balancer {
     fn tag(&self) -> Tag {
-        Tag::User(REPORT_TAG_BASE + u64::from(self.params.channel))
+        Tag::user(REPORT_TAG_BASE + u64::from(self.params.channel))
     }
 
     /// Before a balanced call of `op`, numbered by `comm` next: the

@@ -10,9 +10,9 @@ fn headers_round_trip_for_every_kind_of_tag() {
         bytes: 1 << 40,
     };
     for (tag, len, inline) in [
-        (Tag::Coll { call, phase: 200 }, 0, true),
-        (Tag::Coll { call, phase: 0 }, 1 << 33, false),
-        (Tag::User(0xC4EC), 4096, true),
+        (Tag::coll(call, 200), 0, true),
+        (Tag::coll(call, 0).in_ctx(7), 1 << 33, false),
+        (Tag::user(0xC4EC), 4096, true),
     ] {
         let h = encode(&tag, len, inline);
         assert_eq!(decode(&h).unwrap(), Header { tag, len, inline });
@@ -36,21 +36,21 @@ fn a_long_payload_goes_in_pieces_under_the_eager_limit() {
 
 #[test]
 fn bad_headers_are_refused_with_the_reason() {
-    let good = encode(&Tag::User(1), 0, true);
+    let good = encode(&Tag::user(1), 0, true);
     assert!(decode(&good[..31]).unwrap_err().contains("shorter"));
     let mut bad = good;
     bad[0] = 9;
     assert!(decode(&bad).unwrap_err().contains("kind 9"));
     let mut bad = encode(
-        &Tag::Coll {
-            call: CallSig {
+        &Tag::coll(
+            CallSig {
                 seq: 0,
                 op: Collective::Bcast,
                 root: 0,
                 bytes: 0,
             },
-            phase: 0,
-        },
+            0,
+        ),
         0,
         true,
     );

@@ -515,6 +515,10 @@ impl Transport for Tcp {
         self.mailbox.set_timeout(timeout);
     }
 
+    fn timeout(&self) -> Duration {
+        self.mailbox.timeout()
+    }
+
     fn hosts(&self) -> Vec<String> {
         self.hosts.clone()
     }

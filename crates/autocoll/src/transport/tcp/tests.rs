@@ -213,7 +213,7 @@ fn rank0_and_raw_peer(max_frame: u64) -> (std::thread::JoinHandle<Communicator>,
 fn user_header(src: u32, len: u64) -> [u8; wire::HEADER_LEN] {
     Header {
         src,
-        tag: Tag::User(5),
+        tag: Tag::user(5),
         len,
     }
     .encode()

@@ -4,7 +4,7 @@
 //! job token, clock identity, rank, job size, the sender's listening
 //! address, host name and switch). Rank 0 answers every registration with
 //! the [`Table`] of all ranks' addresses, hosts, switches and clocks. After that the connection carries frames: a fixed
-//! 40-byte [`Header`] and `len` payload bytes. Everything is little-endian.
+//! 44-byte [`Header`] and `len` payload bytes. Everything is little-endian.
 //!
 //! Decoding never trusts a length: strings are capped at
 //! [`MAX_TEXT`] bytes and a frame's length is compared with the configured
@@ -21,10 +21,10 @@ pub const HELLO_MAGIC: [u8; 4] = *b"ACOL";
 /// The first bytes of every frame header.
 pub const FRAME_MAGIC: [u8; 2] = *b"AC";
 /// The protocol version; peers of another version are refused (3: hellos
-/// and tables carry the switch).
-pub const VERSION: u8 = 3;
+/// and tables carry the switch; 4: frames carry the communicator's context).
+pub const VERSION: u8 = 4;
 /// Bytes of a frame header.
-pub const HEADER_LEN: usize = 40;
+pub const HEADER_LEN: usize = 44;
 /// The longest address, host name or switch a hello or table may carry.
 pub const MAX_TEXT: usize = 255;
 /// Bytes of the fixed part of a hello (before its three strings).
@@ -270,16 +270,16 @@ pub struct Header {
 }
 
 /// Layout: `magic[2] version kind src:u32 | seq-or-user-tag:u64 | bytes:u64 |
-/// root:u32 op phase 0 0 | len:u64`.
+/// root:u32 op phase 0 0 | len:u64 | ctx:u32`.
 impl Header {
-    /// The header's 40 bytes.
+    /// The header's 44 bytes.
     pub fn encode(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
         b[0..2].copy_from_slice(&FRAME_MAGIC);
         b[2] = VERSION;
         b[4..8].copy_from_slice(&self.src.to_le_bytes());
         match self.tag {
-            Tag::Coll { call, phase } => {
+            Tag::Coll { call, phase, .. } => {
                 b[3] = KIND_COLL;
                 b[8..16].copy_from_slice(&call.seq.to_le_bytes());
                 b[16..24].copy_from_slice(&call.bytes.to_le_bytes());
@@ -287,12 +287,13 @@ impl Header {
                 b[28] = op_code(call.op);
                 b[29] = phase;
             }
-            Tag::User(tag) => {
+            Tag::User { tag, .. } => {
                 b[3] = KIND_USER;
                 b[8..16].copy_from_slice(&tag.to_le_bytes());
             }
         }
         b[32..40].copy_from_slice(&self.len.to_le_bytes());
+        b[40..44].copy_from_slice(&self.tag.ctx().to_le_bytes());
         b
     }
 
@@ -313,6 +314,7 @@ impl Header {
         if b[30] != 0 || b[31] != 0 {
             return Err("frame header with non-zero reserved bytes".into());
         }
+        let ctx = u32_at(b, 40);
         let tag = match b[3] {
             KIND_COLL => Tag::Coll {
                 call: CallSig {
@@ -322,8 +324,12 @@ impl Header {
                     bytes: u64_at(b, 16),
                 },
                 phase: b[29],
+                ctx,
             },
-            KIND_USER if b[16..30].iter().all(|&x| x == 0) => Tag::User(u64_at(b, 8)),
+            KIND_USER if b[16..30].iter().all(|&x| x == 0) => Tag::User {
+                tag: u64_at(b, 8),
+                ctx,
+            },
             KIND_USER => return Err("user frame with non-zero collective fields".into()),
             other => return Err(format!("frame of unknown kind {other}")),
         };
@@ -404,12 +410,13 @@ mod tests {
                 bytes: 65539,
             },
             phase: 2,
+            ctx: 0x0102_0304,
         }
     }
 
     #[test]
     fn headers_round_trip_both_tags() {
-        for tag in [coll_tag(), Tag::User(0xC4EC)] {
+        for tag in [coll_tag(), Tag::user(0xC4EC), Tag::user(1).in_ctx(9)] {
             let h = Header {
                 src: 5,
                 tag,
