@@ -8,7 +8,6 @@
 use std::collections::BTreeMap;
 
 use super::{Key, Lottery};
-use crate::ids::Collective;
 use crate::layout::Layout;
 use crate::select::estimate::{self, Cost, Link};
 use crate::select::implementation::Implementation;
@@ -35,11 +34,9 @@ impl Lottery {
         };
         let class = Key::class(bytes);
         let near = |(link, largest): (Link, u32)| (class <= largest + NEAR_CLASSES).then_some(link);
-        let op = pool.candidates.first().map(|s| s.imp.op);
-        let link = match (self.link, op) {
-            (Some(given), _) => Some(given),
-            (None, Some(op)) => self.fitted(&layout, op).and_then(near).or(self.probed),
-            (None, None) => None,
+        let link = match self.link {
+            Some(given) => Some(given),
+            None => self.fitted(&layout).and_then(near).or(self.probed),
         };
         let Some(link) = link else {
             return;
@@ -66,14 +63,11 @@ impl Lottery {
         cost
     }
 
-    /// A model fitted to every average of `op` measured on this
-    /// communicator's size, here and in what it resumed from (each
-    /// candidate's cost at its pool's size class against its average), and
-    /// the largest size class it saw. One collective's: the model leaves
-    /// out what sets collectives apart (reductions' arithmetic, exchanges
-    /// both ways on a link), and one time per byte fitted across them
-    /// would carry one's error into another's predictions.
-    fn fitted(&mut self, layout: &Layout, op: Collective) -> Option<(Link, u32)> {
+    /// A model fitted to every average measured on this communicator's
+    /// size, here and in what it resumed from (each candidate's cost at
+    /// its pool's size class against its average), and the largest size
+    /// class it saw.
+    fn fitted(&mut self, layout: &Layout) -> Option<(Link, u32)> {
         let mut learned: BTreeMap<Key, Learned> =
             self.prior.iter().map(|(k, l)| (*k, l.clone())).collect();
         if let (Some(shared), Some(shape)) = (&self.shared, &self.shape) {
@@ -82,7 +76,7 @@ impl Lottery {
         learned.extend(self.pools.iter().map(|(k, p)| (*k, Learned::of(p))));
         let measured: Vec<(u32, Implementation, f64)> = learned
             .iter()
-            .filter(|(key, _)| key.ranks == layout.size() && key.op == op)
+            .filter(|(key, _)| key.ranks == layout.size())
             .flat_map(|(key, l)| {
                 l.candidates
                     .iter()
