@@ -16,6 +16,13 @@ pub fn finalize() -> c_int {
             for line in boundary::with_stats(|s| s.summary()) {
                 eprintln!("{line}");
             }
+            if let Some(link) = state::probed() {
+                eprintln!(
+                    "autocoll-mpi: the machine probed at start-up: {:.1} us a message, {:.2} ns a byte",
+                    link.latency_s * 1e6,
+                    link.s_per_byte * 1e9
+                );
+            }
         }
     });
     if done.is_err() {

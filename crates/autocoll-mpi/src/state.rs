@@ -301,6 +301,11 @@ impl Selector for Rules {
     }
 }
 
+/// The machine's model this process probed at start-up, if it did.
+pub fn probed() -> Option<Link> {
+    registry().probed
+}
+
 /// Drops every state, oldest number first: traces are written and the
 /// lottery saves while MPI still runs. Called by `MPI_Finalize`.
 pub fn drop_all() {

@@ -10,8 +10,9 @@
 //! learns its part from `AUTOCOLL_*` environment variables (through
 //! `env VAR=VALUE ...` on the command line when an agent such as `ssh`
 //! runs it). Every line a rank prints is forwarded with a `[rank N] `
-//! prefix. When a rank fails, the others are killed and the job's status
-//! is that rank's.
+//! prefix. When a rank fails, the others have a second to end on their
+//! own (and say why), then are killed; the job's status is the first
+//! failed rank's.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -391,13 +392,21 @@ fn code(status: ExitStatus) -> i32 {
         .unwrap_or(1)
 }
 
+/// How long the other ranks of a job may take to end on their own once one
+/// has failed: most fail a moment later with a reason of their own (rank 0
+/// says why the job cannot start, the others that rank 0 failed), and
+/// killed at once they would lose it.
+const GRACE: Duration = Duration::from_secs(1);
+
 /// Waits for every rank; the first to fail decides the outcome, and the
-/// others are killed (they would only wait for it until their timeout).
+/// others are killed after [`GRACE`] (they would only wait for it until
+/// their timeout).
 fn finish(mut ranks: Vec<Rank>) -> Outcome {
     let mut outcome = Outcome {
         code: 0,
         failed: None,
     };
+    let mut failed_at: Option<std::time::Instant> = None;
     loop {
         let mut running = 0;
         for (r, rank) in ranks.iter_mut().enumerate() {
@@ -412,12 +421,13 @@ fn finish(mut ranks: Vec<Rank>) -> Outcome {
                     code: code(status),
                     failed: Some(r),
                 };
+                failed_at = Some(std::time::Instant::now());
             }
         }
         if running == 0 {
             break;
         }
-        if outcome.failed.is_some() {
+        if failed_at.is_some_and(|t| t.elapsed() >= GRACE) {
             kill_all(&mut ranks);
         }
         std::thread::sleep(Duration::from_millis(10));
