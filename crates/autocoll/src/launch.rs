@@ -21,7 +21,7 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
@@ -406,7 +406,7 @@ fn finish(mut ranks: Vec<Rank>) -> Outcome {
         code: 0,
         failed: None,
     };
-    let mut failed_at: Option<std::time::Instant> = None;
+    let mut failed_at: Option<Instant> = None;
     loop {
         let mut running = 0;
         for (r, rank) in ranks.iter_mut().enumerate() {
@@ -421,7 +421,7 @@ fn finish(mut ranks: Vec<Rank>) -> Outcome {
                     code: code(status),
                     failed: Some(r),
                 };
-                failed_at = Some(std::time::Instant::now());
+                failed_at = Some(Instant::now());
             }
         }
         if running == 0 {

@@ -116,33 +116,24 @@ fn encode(link: Option<Link>) -> Bytes {
         return Bytes::new();
     };
     let numbers = [l.latency_s, l.s_per_byte, l.local_s_per_byte];
-    Bytes::from(
-        numbers
-            .iter()
-            .flat_map(|x| x.to_le_bytes())
-            .collect::<Vec<u8>>(),
-    )
+    Bytes::copy_from_slice(bytemuck::cast_slice(&numbers))
 }
 
 fn decode(data: &[u8]) -> Result<Option<Link>> {
     if data.is_empty() {
         return Ok(None);
     }
-    let bad = || Error::Protocol {
-        peer: "rank 0".into(),
-        reason: format!("the link probe's result: {} bytes, not 24", data.len()),
-    };
-    let numbers: Vec<f64> = data
-        .chunks(8)
-        .map(|c| Ok(f64::from_le_bytes(c.try_into().map_err(|_| bad())?)))
-        .collect::<Result<_>>()?;
-    let [latency_s, s_per_byte, local_s_per_byte] = numbers[..] else {
-        return Err(bad());
-    };
+    if data.len() != 24 {
+        return Err(Error::Protocol {
+            peer: "rank 0".into(),
+            reason: format!("the link probe's result: {} bytes, not 24", data.len()),
+        });
+    }
+    let numbers: Vec<f64> = bytemuck::pod_collect_to_vec(data);
     Ok(Some(Link {
-        latency_s,
-        s_per_byte,
-        local_s_per_byte,
+        latency_s: numbers[0],
+        s_per_byte: numbers[1],
+        local_s_per_byte: numbers[2],
     }))
 }
 

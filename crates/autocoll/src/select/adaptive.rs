@@ -52,8 +52,8 @@ pub struct Lottery {
     /// The machine's model, where one is given; else fitted to what the
     /// pools measured.
     link: Option<Link>,
-    /// A model a start-up probe measured, for sizes
-    /// the pools have not measured near enough to fit one.
+    /// A model a start-up probe measured, for sizes the pools have not
+    /// measured near enough to fit one.
     probed: Option<Link>,
     /// Candidates' costs by (ranks, size class, implementation).
     costs: HashMap<(usize, u32, Implementation), Option<Cost>>,

@@ -196,11 +196,7 @@ impl Link {
             // Only the local share is measured: the link is taken as slower
             // by the usual factor.
             let fit = fit_at(&points, 1.0)?;
-            return Some(Link {
-                latency_s: fit.latency_s,
-                s_per_byte: fit.s_per_byte / LOCAL_FRACTION,
-                local_s_per_byte: fit.s_per_byte,
-            });
+            return Some(Link::of_pair(fit.latency_s, fit.s_per_byte, false));
         }
         let shares: Vec<f64> = match local {
             true => (0..=12).map(|k| 0.5f64.powi(k)).collect(),

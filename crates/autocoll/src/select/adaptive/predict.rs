@@ -20,8 +20,9 @@ use crate::select::state::Learned;
 const NEAR_CLASSES: u32 = 2;
 
 impl Lottery {
-    /// Sets the pool's predicted times, from the given model or one fitted
-    /// to the times measured so far; none without a layout or a model.
+    /// Sets the pool's predicted times, from the given model, one fitted
+    /// to the times measured near the pool's size, or the probed one; none
+    /// without a layout or a model.
     pub(super) fn predict(
         &mut self,
         pool: &mut Pool,
@@ -33,10 +34,9 @@ impl Lottery {
             return;
         };
         let class = Key::class(bytes);
-        let near = |(link, largest): (Link, u32)| (class <= largest + NEAR_CLASSES).then_some(link);
         let link = match self.link {
             Some(given) => Some(given),
-            None => self.fitted(&layout).and_then(near).or(self.probed),
+            None => self.fitted(&layout, class).or(self.probed),
         };
         let Some(link) = link else {
             return;
@@ -65,9 +65,9 @@ impl Lottery {
 
     /// A model fitted to every average measured on this communicator's
     /// size, here and in what it resumed from (each candidate's cost at
-    /// its pool's size class against its average), and the largest size
-    /// class it saw.
-    fn fitted(&mut self, layout: &Layout) -> Option<(Link, u32)> {
+    /// its pool's size class against its average); none for size class
+    /// `class` more than [`NEAR_CLASSES`] above the largest it saw.
+    fn fitted(&mut self, layout: &Layout, class: u32) -> Option<Link> {
         let mut learned: BTreeMap<Key, Learned> =
             self.prior.iter().map(|(k, l)| (*k, l.clone())).collect();
         if let (Some(shared), Some(shape)) = (&self.shared, &self.shape) {
@@ -85,11 +85,14 @@ impl Lottery {
             })
             .collect();
         let largest = measured.iter().map(|m| m.0).max()?;
+        if class > largest + NEAR_CLASSES {
+            return None;
+        }
         let points: Vec<(Cost, f64)> = measured
             .into_iter()
             .filter_map(|(class, imp, mean)| Some((self.cost(&imp, layout, class)?, mean)))
             .collect();
-        Some((Link::fit(&points)?, largest))
+        Link::fit(&points)
     }
 }
 
