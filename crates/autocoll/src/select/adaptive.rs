@@ -18,6 +18,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::estimate::{Cost, Link};
 use super::implementation::Implementation;
@@ -408,6 +409,7 @@ impl Selector for Lottery {
                 self.pools.insert(key, pool);
             }
         }
+        let started = Instant::now();
         self.learn(group, key)?;
         let params = self.params.clone();
         let slots = params.slots();
@@ -423,6 +425,7 @@ impl Selector for Lottery {
         group.share_rank0(&mut msg)?;
         let draws = check_draws(&msg, pool.candidates.len())?;
         pool.adopt(&draws);
+        pool.note_message(started.elapsed().as_secs_f64());
         let index = pool
             .next_call()
             .expect("a draw holds for at least one call");

@@ -177,6 +177,18 @@ impl Link {
             .max(c.local_bytes * self.local_s_per_byte)
     }
 
+    /// This machine with its times per byte no slower than `measured`'s
+    /// (a probe of the link itself): a fit slower per byte blames the link
+    /// for what some algorithms lose to effects the model does not replay,
+    /// and would hide the trees that do not lose it.
+    pub fn bytes_no_slower_than(self, measured: Link) -> Link {
+        Link {
+            s_per_byte: self.s_per_byte.min(measured.s_per_byte),
+            local_s_per_byte: self.local_s_per_byte.min(measured.local_s_per_byte),
+            ..self
+        }
+    }
+
     /// The machine that best explains measured `(cost, seconds)` pairs, by
     /// least squares with no negative term. A local byte's time is a share
     /// of a link byte's: fitted when the points have both, taken as a

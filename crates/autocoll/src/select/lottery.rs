@@ -108,6 +108,10 @@ pub struct Pool {
     /// its average: what a draw message costs.
     #[serde(skip)]
     switch_s: f64,
+    /// An average of what a draw message itself takes at rank 0 (its
+    /// reduction and broadcast, before the call that follows is timed).
+    #[serde(skip)]
+    message_s: f64,
     /// Whether a period of the best has been settled in this run without
     /// drift: until then its average may be another run's, and it is not
     /// held longer than usual.
@@ -146,6 +150,7 @@ impl Pool {
             predicted: Vec::new(),
             slack: 1.0,
             switch_s: 0.0,
+            message_s: 0.0,
             steady: false,
             last_period: None,
         }
@@ -556,7 +561,7 @@ mod budgeted;
 mod params;
 mod stats;
 pub use budget::Budget;
-pub use params::{Objective, Params, Policy, ALONE_HOLDS, TRY_CALLS, WARM_UP_SLOTS};
+pub use params::{Objective, Params, Policy, ALONE_HOLDS, FIRST_CALLS, TRY_CALLS, WARM_UP_SLOTS};
 pub use stats::Stats;
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 //! The model is the one given; else one fitted to the times the pools
 //! have measured, where they measured sizes near the pool's (a time per
 //! byte read off calls of a few bytes is the latencies' leftovers, and
-//! would rule on megabytes); else the one a start-up probe measured.
+//! would rule on megabytes), its time per byte no slower than a start-up
+//! probe measured; else the probe's.
 
 use std::collections::BTreeMap;
 
@@ -36,7 +37,10 @@ impl Lottery {
         let class = Key::class(bytes);
         let link = match self.link {
             Some(given) => Some(given),
-            None => self.fitted(&layout, class).or(self.probed),
+            None => match (self.fitted(&layout, class), self.probed) {
+                (Some(fit), Some(probed)) => Some(fit.bytes_no_slower_than(probed)),
+                (fit, probed) => fit.or(probed),
+            },
         };
         let Some(link) = link else {
             return;

@@ -21,10 +21,21 @@ pub struct Budget {
     /// Whether a model sure of a candidate may vouch for its first try.
     #[serde(default = "vouch_by_default")]
     pub vouch: bool,
+    /// How many candidates of a pool may run slower than the model allowed
+    /// before it vouches for no more tries there: beyond its budget a pool
+    /// loses at most this many vouched tries.
+    #[serde(default = "misses_by_default")]
+    pub vouch_misses: u32,
 }
 
 fn vouch_by_default() -> bool {
     true
+}
+
+// Two, not one: a model that rates two trees alike can be wrong about one
+// for a reason it does not see (docs/decisions.md, "The model").
+fn misses_by_default() -> u32 {
+    2
 }
 
 impl Default for Budget {
@@ -35,6 +46,7 @@ impl Default for Budget {
             far: 3.0,
             model_slack: 1.5,
             vouch: vouch_by_default(),
+            vouch_misses: misses_by_default(),
         }
     }
 }

@@ -19,23 +19,27 @@
 //! model sure enough of a candidate (its prediction, times the slack, still
 //! below the best's average) may vouch for its first try, drawn with no
 //! reserve; the message ends with it, so that the next one knows the
-//! outcome. A model whose candidate ran slower than it allowed is not
-//! believed again in the pool: beyond its budget a pool loses at most one
-//! such try.
+//! outcome. A model is believed in a pool until [`Budget::vouch_misses`]
+//! of its candidates have run slower than it allowed: beyond its budget a
+//! pool loses at most that many such tries. Where a model is given, the
+//! incumbent's first period is [`FIRST_CALLS`] calls, not a usual hold,
+//! so that a size called a handful of times learns its incumbent's time
+//! and can try what the model vouches for within the run.
 //!
 //! Reservations need no bookkeeping across draw messages: every period
 //! drawn at one message ends before the next, where all of them are
 //! charged ([`Pool::charge`]) before anything is drawn again.
 //!
-//! The draw messages cost too (a small reduction and broadcast, paid by
-//! the call after each): the first call of the best after a switch runs
-//! that much over its average. The pool keeps an average of that excess,
-//! and holds the best for at least as many calls as it takes the budget's
-//! share of them to pay for one message, so the messages cost at most
-//! about another `share` of the pool's time.
+//! The draw messages cost too: a small reduction and broadcast before the
+//! call that follows, outside its time (rank 0 times them), and what that
+//! call then takes beyond the best's average (the ranks leave a message
+//! apart). The pool keeps an average of both, and holds the best for at
+//! least as many calls as it takes the budget's share of them to pay for
+//! one message, so the messages cost at most about another `share` of the
+//! pool's time.
 
 use super::budget::Budget;
-use super::params::{Params, ALONE_HOLDS, TRY_CALLS};
+use super::params::{Params, ALONE_HOLDS, FIRST_CALLS, TRY_CALLS};
 use super::{Draw, Pool};
 
 /// How many usual holds the best may hold at most where draw messages are
@@ -93,19 +97,31 @@ impl Pool {
 
     /// Whether the model vouches for a first try of candidate `i`, against
     /// a best at `best_s`: even its most pessimistic time for `i` beats the
-    /// best, and no candidate measured in this pool has run slower than
-    /// the model allowed it. A try it vouches for is drawn without a
-    /// reserve; one that loses shows the model wrong, so a pool pays for
-    /// at most one such try beyond its budget.
-    fn vouched(&self, i: usize, best_s: f64) -> bool {
+    /// best, and fewer than `b.vouch_misses` candidates measured in this
+    /// pool have run slower than the model allowed them. A try it vouches
+    /// for is drawn without a reserve; one that loses shows the model
+    /// wrong, so a pool pays for at most `vouch_misses` such tries beyond
+    /// its budget.
+    fn vouched(&self, i: usize, best_s: f64, b: &Budget) -> bool {
         let sure = self.candidates[i].count == 0 && self.ceiling(i).is_some_and(|c| c < best_s);
-        let caught = || {
+        let misses = || {
             self.candidates
                 .iter()
                 .enumerate()
-                .any(|(j, s)| s.count > 0 && self.ceiling(j).is_some_and(|c| s.mean_s > c))
+                .filter(|(j, s)| s.count > 0 && self.ceiling(*j).is_some_and(|c| s.mean_s > c))
+                .count()
         };
-        sure && !caught()
+        sure && misses() < b.vouch_misses as usize
+    }
+
+    /// How long the incumbent holds before anything is measured: a usual
+    /// hold, or [`FIRST_CALLS`] where the model may vouch once it knows
+    /// the incumbent's time.
+    fn first_hold(&self, p: &Params, b: &Budget) -> u32 {
+        match b.vouch && self.predicted.iter().any(Option::is_some) {
+            true => FIRST_CALLS,
+            false => p.usual_ttl(1.0),
+        }
     }
 
     /// Seconds the pool may still lose.
@@ -160,7 +176,7 @@ impl Pool {
     /// banned: its calls' worst ([`Budget::reserve`]), and the draw
     /// messages and switches into it and back, at what they cost so far.
     fn try_cost(&self, b: &Budget, calls: u32, best_s: f64) -> f64 {
-        b.reserve(calls, best_s) + 2.0 * self.switch_s
+        b.reserve(calls, best_s) + 2.0 * self.message_cost()
     }
 
     /// The draws of one message under budget `b`: the incumbent until
@@ -177,7 +193,7 @@ impl Pool {
         let Some(best) = self.best() else {
             return vec![Draw {
                 index: incumbent,
-                ttl: p.usual_ttl(1.0),
+                ttl: self.first_hold(p, &b),
             }];
         };
         let best_s = self.candidates[best].mean_s;
@@ -199,7 +215,7 @@ impl Pool {
             }
             // A try on the model's word ends the message: the next one,
             // after it, knows whether the model was right.
-            if b.vouch && self.vouched(draw.index, best_s) {
+            if b.vouch && self.vouched(draw.index, best_s, &b) {
                 out.push(draw);
                 break;
             }
@@ -244,6 +260,21 @@ impl Pool {
         }
     }
 
+    /// Keeps an average of what a draw message takes at rank 0 itself
+    /// (`seconds`, outside every call's time).
+    pub fn note_message(&mut self, seconds: f64) {
+        self.message_s = match self.message_s {
+            0.0 => seconds,
+            s => s + SWITCH_WEIGHT * (seconds - s),
+        };
+    }
+
+    /// What a draw message costs: its own time, and what the best's first
+    /// call after it takes beyond its average.
+    fn message_cost(&self) -> f64 {
+        self.switch_s + self.message_s
+    }
+
     /// Keeps an average of what the best's first call after a switch
     /// takes beyond its average: a draw message's cost.
     fn note_switch(&mut self, excess: f64) {
@@ -273,7 +304,7 @@ impl Pool {
             true => usual * f64::from(MESSAGE_HOLDS),
             false => usual,
         };
-        let ttl = wanted.max(calls(self.switch_s)).clamp(usual, most);
+        let ttl = wanted.max(calls(self.message_cost())).clamp(usual, most);
         Draw {
             index: best,
             ttl: ttl as u32,

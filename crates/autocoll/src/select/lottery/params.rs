@@ -137,6 +137,11 @@ pub const WARM_UP_SLOTS: usize = 8;
 /// so a try of one call would teach nothing.
 pub const TRY_CALLS: u32 = 2;
 
+/// Calls of the incumbent's first period where a model may vouch: the
+/// second, clear of first contact, is the average a vouch is weighed
+/// against.
+pub const FIRST_CALLS: u32 = 2;
+
 /// How many times its usual time-to-live a candidate alone in the lottery
 /// (every other one left out) may hold: it holds until the next left-out
 /// one is due back (no draw could differ before), and every draw message

@@ -42,7 +42,7 @@ pub struct Stats {
 }
 
 impl Stats {
-    pub(super) fn new(imp: Implementation) -> Self {
+    pub(crate) fn new(imp: Implementation) -> Self {
         Stats {
             imp,
             mean_s: 0.0,

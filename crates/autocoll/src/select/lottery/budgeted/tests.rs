@@ -34,18 +34,33 @@ struct Run {
     /// What tries the model vouched for lost, and how many lost.
     vouched_loss: f64,
     vouched_losers: u32,
+    /// Draw messages.
+    messages: u32,
 }
 
 /// Runs `calls` calls, each taking `time(pool, call, candidate, first)`
 /// seconds (`first`: the first call of its period), charging and
 /// settling at every draw message as the selector does, and checks
 /// after every charge that the pool lost no more than its budget, the
-/// excess of the calls that banned, and one try the model vouched for.
+/// excess of the calls that banned, and the tries the model vouched for
+/// (as many losing ones as the budget's misses at most).
 fn run(
     l: &mut Pool,
     p: &Params,
     calls: usize,
     seed: u64,
+    time: impl FnMut(&Pool, usize, usize, bool) -> f64,
+) -> Run {
+    run_with_messages(l, p, calls, seed, 0.0, time)
+}
+
+/// [`run`], every draw message taking `message_s` at rank 0 besides.
+fn run_with_messages(
+    l: &mut Pool,
+    p: &Params,
+    calls: usize,
+    seed: u64,
+    message_s: f64,
     mut time: impl FnMut(&Pool, usize, usize, bool) -> f64,
 ) -> Run {
     let b = p.budget.unwrap();
@@ -76,7 +91,9 @@ fn run(
         out.check_budget(l, &b);
         settle(l, p, &periods);
         periods.clear();
-        draw(l, p, &mut rng, &mut vouched);
+        draw(l, p, &b, &mut rng, &mut vouched);
+        out.messages += 1;
+        l.note_message(message_s);
     }
     out
 }
@@ -122,8 +139,8 @@ impl Run {
 
     /// The budget's promise after a charge: no more lost than its share
     /// of what was spent, its allowance, the excess of the calls that
-    /// banned and the vouched tries' losses; and one vouched try lost at
-    /// the most.
+    /// banned and the vouched tries' losses; and no more vouched tries
+    /// lost than the budget's misses.
     fn check_budget(&self, l: &Pool, b: &Budget) {
         let allowed = b.share * l.spent_s + b.allowance_s + self.excess + self.vouched_loss;
         assert!(
@@ -135,8 +152,9 @@ impl Run {
             self.vouched_loss
         );
         assert!(
-            self.vouched_losers <= 1,
-            "the model was trusted after it lost"
+            self.vouched_losers <= b.vouch_misses,
+            "the model was trusted after it lost {} times",
+            self.vouched_losers
         );
     }
 }
@@ -160,14 +178,14 @@ fn settle(l: &mut Pool, p: &Params, periods: &[Period]) {
 /// The pool's next draw message, as the selector makes it; marks the
 /// first draw of a candidate other than the best that the model vouched
 /// for.
-fn draw(l: &mut Pool, p: &Params, rng: &mut Rng, vouched: &mut [bool]) {
+fn draw(l: &mut Pool, p: &Params, b: &Budget, rng: &mut Rng, vouched: &mut [bool]) {
     let us: Vec<f64> = (0..p.slots()).map(|_| rng.uniform()).collect();
     let draws = l.draw_ahead(&us, p);
     let best_s = best_s(l, f64::INFINITY);
     let best = l.best();
     if let Some(d) = draws
         .iter()
-        .find(|d| Some(d.index) != best && l.vouched(d.index, best_s))
+        .find(|d| Some(d.index) != best && l.vouched(d.index, best_s, b))
     {
         vouched[d.index] = true;
     }
@@ -319,11 +337,12 @@ fn without_vouching_a_sure_model_only_admits_what_the_budget_pays_for() {
 }
 
 #[test]
-fn a_wrong_model_costs_one_try_beyond_the_budget() {
+fn a_wrong_model_costs_its_misses_beyond_the_budget_and_no_more() {
     // The model puts every tree at a third of the incumbent; every
     // one takes just under `far` times the best.
     for seed in 1..20 {
         let p = budgeted();
+        let misses = p.budget.unwrap().vouch_misses;
         let far = p.budget.unwrap().far;
         let mut l = pool(&p);
         let third = Some(3e-3);
@@ -332,7 +351,7 @@ fn a_wrong_model_costs_one_try_beyond_the_budget() {
             4 => 1e-2,
             _ => far * best_s(l, 1e-2) * 0.999,
         });
-        assert_eq!(r.vouched_losers, 1, "seed {seed}");
+        assert_eq!(r.vouched_losers, misses, "seed {seed}");
         assert_eq!(l.best(), Some(4));
     }
 }
@@ -355,6 +374,22 @@ fn the_best_holds_long_enough_for_the_budget_to_pay_each_draw_message() {
     // The messages' cost over the holds' time stays near the share.
     let overhead = 10.0 / mean_hold;
     assert!(overhead < 1.5 * share, "holds of {mean_hold:.0} calls");
+}
+
+#[test]
+fn draw_messages_timed_outside_the_calls_are_paid_for_by_longer_holds() {
+    // Every candidate slower; each message takes ten calls' time before
+    // the call that follows, which does not see it.
+    let p = budgeted();
+    let share = p.budget.unwrap().share;
+    let mut l = pool(&p);
+    let calls = 200_000;
+    let r = run_with_messages(&mut l, &p, calls, 5, 1e-3, |_, _, i, _| match i {
+        4 => 1e-4,
+        _ => 2e-4,
+    });
+    let overhead = f64::from(r.messages) * 1e-3 / (calls as f64 * 1e-4);
+    assert!(overhead < 1.5 * share, "{} messages", r.messages);
 }
 
 #[test]
@@ -399,4 +434,35 @@ fn a_slowdown_of_the_best_resumes_exploring_within_the_budget() {
     let late = &r.used[50_000..];
     let share = late.iter().filter(|&&i| i == 3).count() as f64 / late.len() as f64;
     assert!(share > 0.7, "{share}");
+}
+
+#[test]
+fn a_size_called_six_times_from_an_empty_state_tries_what_the_model_vouches_for() {
+    // Calls of a second, nothing measured before. The model rates trees
+    // 2 and 3 alike at 0.57 s against the incumbent's 1.2 s; tree 2 takes
+    // as long as the incumbent (the model is wrong about it), tree 3
+    // 0.7 s. The incumbent runs two calls, tree 2 is tried and caught,
+    // tree 3 is tried on the model's word still, and kept.
+    let p = budgeted();
+    let mut l = pool(&p);
+    let alike = Some(0.57);
+    l.set_predictions(&[Some(3.0), Some(3.0), alike, alike, None], 1.5);
+    let r = run(&mut l, &p, 8, 1, |_, _, i, _| [3.0, 3.0, 1.2, 0.7, 1.2][i]);
+    assert_eq!(&r.used[..2], [4, 4]);
+    assert!(r.used[2..4].iter().all(|&i| i == 2), "{:?}", r.used);
+    assert!(r.used[4..].iter().all(|&i| i == 3), "{:?}", r.used);
+    assert_eq!(l.best(), Some(3));
+}
+
+#[test]
+fn without_a_model_the_incumbent_holds_a_usual_period_first() {
+    // No draw message until a usual hold has run: one period so far.
+    let p = budgeted();
+    let mut l = pool(&p);
+    let calls = p.usual_ttl(1.0) as usize;
+    let r = run(&mut l, &p, calls, 1, |_, _, i, _| {
+        [0.1, 0.1, 0.1, 0.1, 1.0][i]
+    });
+    assert!(r.used.iter().all(|&i| i == 4), "{:?}", r.used);
+    assert_eq!(l.periods, 1);
 }
