@@ -21,7 +21,7 @@
 //! reserve; the message ends with it, so that the next one knows the
 //! outcome. A model is believed in a pool until [`Budget::vouch_misses`]
 //! of its candidates have run slower than it allowed: beyond its budget a
-//! pool loses at most that many such tries. Where a model is given, the
+//! pool loses at most that many such tries. Where a model predicts, the
 //! incumbent's first period is [`FIRST_CALLS`] calls, not a usual hold,
 //! so that a size called a handful of times learns its incumbent's time
 //! and can try what the model vouches for within the run.
@@ -46,8 +46,17 @@ use super::{Draw, Pool};
 /// dear (tiny calls): the drift rule looks at a period only when it ends.
 pub const MESSAGE_HOLDS: u32 = 16;
 
-/// Weight of a new switch's excess in its average.
-const SWITCH_WEIGHT: f64 = 0.2;
+/// Weight of a new message's or switch's cost in its average.
+const COST_WEIGHT: f64 = 0.2;
+
+/// A message's or switch's cost average `old` (0 before any) with `new`
+/// taken in.
+fn averaged(old: f64, new: f64) -> f64 {
+    match old {
+        0.0 => new,
+        s => s + COST_WEIGHT * (new - s),
+    }
+}
 
 impl Pool {
     /// Makes candidate `index` the incumbent: under a budget it holds from
@@ -263,10 +272,7 @@ impl Pool {
     /// Keeps an average of what a draw message takes at rank 0 itself
     /// (`seconds`, outside every call's time).
     pub fn note_message(&mut self, seconds: f64) {
-        self.message_s = match self.message_s {
-            0.0 => seconds,
-            s => s + SWITCH_WEIGHT * (seconds - s),
-        };
+        self.message_s = averaged(self.message_s, seconds);
     }
 
     /// What a draw message costs: its own time, and what the best's first
@@ -278,10 +284,7 @@ impl Pool {
     /// Keeps an average of what the best's first call after a switch
     /// takes beyond its average: a draw message's cost.
     fn note_switch(&mut self, excess: f64) {
-        self.switch_s = match self.switch_s {
-            0.0 => excess,
-            s => s + SWITCH_WEIGHT * (excess - s),
-        };
+        self.switch_s = averaged(self.switch_s, excess);
     }
 
     /// The best held for as many calls as it takes the budget to grow by
