@@ -37,8 +37,8 @@ impl Key {
 /// The default candidates: the paper's four trees (flat, chain, binary,
 /// binomial) and knomial k=4, and, when the ranks run on more than one of
 /// `hosts`, `hier` (binomial at every level; on one host it is binomial),
-/// unsegmented and, where the message is longer, at 16 KiB and 64 KiB
-/// segments, plus the collective's named algorithms.
+/// unsegmented and, where the message is longer, at 8 KiB, 16 KiB and
+/// 64 KiB segments, plus the collective's named algorithms.
 pub fn default_candidates(
     op: Collective,
     _ranks: usize,
@@ -57,7 +57,7 @@ pub fn default_candidates(
     }
     let segs: Vec<Option<usize>> = std::iter::once(None)
         .chain(
-            [16 * 1024, 64 * 1024]
+            [8 * 1024, 16 * 1024, 64 * 1024]
                 .into_iter()
                 .filter(|&s| s < bytes && op != Collective::Barrier)
                 .map(Some),

@@ -120,6 +120,9 @@ pub struct Pool {
     /// The candidate of the last period charged.
     #[serde(skip)]
     last_period: Option<usize>,
+    /// Whether the incumbent has had its one more try in this run.
+    #[serde(skip)]
+    rechecked: bool,
 }
 
 /// A draw: which candidate, for how many calls.
@@ -153,6 +156,7 @@ impl Pool {
             message_s: 0.0,
             steady: false,
             last_period: None,
+            rechecked: false,
         }
     }
 

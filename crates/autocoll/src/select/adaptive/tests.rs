@@ -25,8 +25,8 @@ fn hier_is_a_candidate_only_across_hosts() {
             .count()
     };
     assert_eq!(hier(1), 0);
-    // Unsegmented, and at 16 KiB and 64 KiB.
-    assert_eq!(hier(2), 3);
+    // Unsegmented, and at 8 KiB, 16 KiB and 64 KiB.
+    assert_eq!(hier(2), 4);
 }
 
 /// One rank that says it stands for a job on `hosts` hosts.

@@ -24,7 +24,11 @@
 //! pool loses at most that many such tries. Where a model predicts, the
 //! incumbent's first period is [`FIRST_CALLS`] calls, not a usual hold,
 //! so that a size called a handful of times learns its incumbent's time
-//! and can try what the model vouches for within the run.
+//! and can try what the model vouches for within the run. Those calls are
+//! a new communicator's first, off their usual time: when a candidate
+//! beats them, the incumbent runs once more as soon as the budget covers
+//! what that loses if they were right (no reserve beyond: its calls are
+//! what the program pays without the library).
 //!
 //! Reservations need no bookkeeping across draw messages: every period
 //! drawn at one message ends before the next, where all of them are
@@ -133,6 +137,35 @@ impl Pool {
         }
     }
 
+    /// What the incumbent's one more try would lose if its times so far
+    /// were right, when one is due: another candidate is best against
+    /// fewer than `min_tries` times of it. Those came from a new
+    /// communicator's first calls, which run off their usual time
+    /// (connections being made, ranks still apart), and a tree that beat
+    /// only them would hold where the MPI library's own algorithm is
+    /// faster. The try reserves nothing beyond: its calls cost nothing the
+    /// program would not pay without the library.
+    fn again_cost(&self, best: usize, incumbent: usize, p: &Params) -> Option<f64> {
+        let s = &self.candidates[incumbent];
+        if self.rechecked || best == incumbent || s.banned || s.count >= p.min_tries {
+            return None;
+        }
+        let over = (s.mean_s - self.candidates[best].mean_s).max(0.0);
+        Some(f64::from(TRY_CALLS) * over + 2.0 * self.message_cost())
+    }
+
+    /// The incumbent's one more try, once in a run, whose time replaces
+    /// its times so far.
+    fn incumbent_again(&mut self, incumbent: usize) -> Draw {
+        self.rechecked = true;
+        let s = &mut self.candidates[incumbent];
+        s.stale = s.count > 0;
+        Draw {
+            index: incumbent,
+            ttl: TRY_CALLS,
+        }
+    }
+
     /// Seconds the pool may still lose.
     pub fn budget_left(&self, b: &Budget) -> f64 {
         b.share * self.spent_s + b.allowance_s - self.lost_s
@@ -207,6 +240,12 @@ impl Pool {
         };
         let best_s = self.candidates[best].mean_s;
         let mut left = self.budget_left(&b);
+        let again = self.again_cost(best, incumbent, p);
+        if again.is_some_and(|cost| cost <= left) {
+            return vec![self.incumbent_again(incumbent)];
+        }
+        // Held no longer than until the budget covers the incumbent's try.
+        let again_short = again.map_or(f64::INFINITY, |cost| cost - left);
         let mut planned = vec![0u32; self.candidates.len()];
         let mut out = Vec::new();
         for &u in us {
@@ -230,7 +269,8 @@ impl Pool {
             }
             let reserve = self.try_cost(&b, draw.ttl, best_s);
             if reserve > left {
-                out.push(self.hold(best, reserve - left, best_s, p, &b));
+                let short = (reserve - left).min(again_short);
+                out.push(self.hold(best, short, best_s, p, &b));
                 break;
             }
             left -= reserve;
