@@ -138,8 +138,10 @@ pub const WARM_UP_SLOTS: usize = 8;
 pub const TRY_CALLS: u32 = 2;
 
 /// Calls of the incumbent's first period where a model may vouch: the
-/// second, clear of first contact, is the average a vouch is weighed
-/// against.
+/// second (the first after a draw message is not learnt from) is the
+/// average a vouch is weighed against; a new communicator's first calls
+/// may still run off their usual time, which the incumbent's one more try
+/// (`budgeted.rs`) mends.
 pub const FIRST_CALLS: u32 = 2;
 
 /// How many times its usual time-to-live a candidate alone in the lottery

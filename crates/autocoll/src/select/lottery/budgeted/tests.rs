@@ -33,9 +33,9 @@ struct Run {
     excess_periods: Vec<u32>,
     /// What tries the model vouched for lost, and how many lost.
     vouched_loss: f64,
+    vouched_losers: u32,
     /// What the incumbent's one more try lost.
     again_loss: f64,
-    vouched_losers: u32,
     /// Draw messages.
     messages: u32,
 }
@@ -128,14 +128,15 @@ impl Run {
             return;
         };
         let best_s = l.candidates[best].mean_s;
+        let loss = |q: &Period| q.times.iter().map(|t| (t - best_s).max(0.0)).sum::<f64>();
         for q in periods.iter().filter(|q| q.candidate != best) {
             if again {
                 assert_eq!(Some(q.candidate), l.incumbent(), "one more try of another");
-                self.again_loss += q.times.iter().map(|t| (t - best_s).max(0.0)).sum::<f64>();
+                self.again_loss += loss(q);
                 continue;
             }
             if std::mem::take(&mut vouched[q.candidate]) {
-                let loss: f64 = q.times.iter().map(|t| (t - best_s).max(0.0)).sum();
+                let loss = loss(q);
                 self.vouched_loss += loss;
                 self.vouched_losers += u32::from(loss > 0.0);
                 continue;
