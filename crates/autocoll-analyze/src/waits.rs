@@ -10,7 +10,7 @@
 //!   e, l_root) − e_root — the time the root sat in the call before any
 //!   data could have been sent (the root's wait for the *last* sender is
 //!   its arrival wait, a per-node quantity);
-//! - Wait at N x N (allreduce, allgather) and Wait at Barrier, each rank:
+//! - Wait at N x N (allreduce, allgather, alltoall) and Wait at Barrier, each rank:
 //!   min(latest e, l_i) − e_i;
 //! - N x N Completion and Barrier Completion, each rank: l_i − earliest l.
 //!
@@ -32,7 +32,7 @@ pub fn patterns(op: Collective) -> (&'static str, Option<&'static str>) {
     match op {
         Collective::Bcast | Collective::Scatter => ("Late Broadcast", None),
         Collective::Reduce | Collective::Gather => ("Early Reduce", None),
-        Collective::Allreduce | Collective::Allgather => {
+        Collective::Allreduce | Collective::Allgather | Collective::Alltoall => {
             ("Wait at N x N", Some("N x N Completion"))
         }
         Collective::Barrier => ("Wait at Barrier", Some("Barrier Completion")),
@@ -76,7 +76,10 @@ pub fn of_call(view: &View) -> Vec<Option<(f64, Option<f64>)>> {
                 out[view.root] = Some((clamp(e.min(root.done()) - root.enter()), None));
             }
         }
-        Collective::Allreduce | Collective::Allgather | Collective::Barrier => {
+        Collective::Allreduce
+        | Collective::Allgather
+        | Collective::Alltoall
+        | Collective::Barrier => {
             let latest = present().map(|(_, v)| v.enter()).max().unwrap_or(0);
             let first_out = present().map(|(_, v)| v.done()).min().unwrap_or(0);
             for (r, v) in present() {

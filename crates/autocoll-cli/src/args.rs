@@ -87,10 +87,13 @@ impl TreeFile {
         self.list.root()
     }
 
-    /// The file's tree as an implementation of `op` (unsegmented).
-    pub fn imp(&self, op: Collective) -> Implementation {
-        Implementation::tree(op, self.list.shape(), None)
-            .expect("a user tree runs every collective")
+    /// The file's tree as an implementation of `op` (unsegmented); none
+    /// for a collective that runs over no tree.
+    pub fn imp(&self, op: Collective) -> Option<Implementation> {
+        op.over_trees().then(|| {
+            Implementation::tree(op, self.list.shape(), None)
+                .expect("a user tree runs every collective over trees")
+        })
     }
 
     /// Refuses rank counts other than the tree's, and says (on stderr,
@@ -104,7 +107,8 @@ impl TreeFile {
                 self.path.display()
             )));
         }
-        for op in ops.iter().filter(|_| speaks_for_the_job()) {
+        let trees = ops.iter().filter(|op| op.over_trees());
+        for op in trees.filter(|_| speaks_for_the_job()) {
             let from = if op.rooted() { root } else { 0 };
             if from != self.root() {
                 eprintln!(
@@ -161,7 +165,9 @@ impl Chosen {
             },
         };
         if let Some(tree) = tree {
-            chosen.named.extend(ops.iter().map(|&op| tree.imp(op)));
+            chosen
+                .named
+                .extend(ops.iter().filter_map(|&op| tree.imp(op)));
         }
         Ok(chosen)
     }

@@ -85,6 +85,14 @@ pub fn ompi_algorithms(op: Collective) -> &'static [&'static str] {
             "two_proc",
             "tree",
         ],
+        Collective::Alltoall => &[
+            "ignore",
+            "linear",
+            "pairwise",
+            "modified_bruck",
+            "linear_sync",
+            "two_proc",
+        ],
     }
 }
 

@@ -60,12 +60,17 @@ fn named(name: &str) -> &'static str {
         "recursive-doubling" => "log2 P pairwise exchanges of everything held",
         "rabenseifner" => "reduce-scatter by recursive halving, allgather by recursive doubling",
         "dissemination" => "round j: signal rank+2^j, wait for rank-2^j",
+        "pairwise" => "step s: send to rank+s, receive from rank-s (P-1 steps)",
+        "bruck" => "round j: the blocks whose distance has bit j go to rank+2^j (log2 P rounds)",
+        "linear" => {
+            "each block straight to its rank, at most k sends ahead of the receives (default 32)"
+        }
         _ => "",
     }
 }
 
-fn over_trees(op: Collective) -> &'static str {
-    match op {
+fn over_trees(op: Collective) -> Option<&'static str> {
+    Some(match op {
         Collective::Bcast => "segmented pipeline from the root",
         Collective::Reduce => "segmented pipeline to the root, combining on the way",
         Collective::Scatter => "each rank forwards its subtree's blocks",
@@ -73,12 +78,18 @@ fn over_trees(op: Collective) -> &'static str {
         Collective::Allreduce => "reduce then bcast over the tree",
         Collective::Allgather => "gather then bcast over the tree",
         Collective::Barrier => "fan-in then fan-out over the tree",
-    }
+        Collective::Alltoall => return None,
+    })
 }
 
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
     for op in args::ops(&a.op)? {
-        say!("{op}  (trees: {})", over_trees(op));
+        let Some(trees) = over_trees(op) else {
+            say!("{op}  (no trees)");
+            list_named(op);
+            continue;
+        };
+        say!("{op}  (trees: {trees})");
         let seg = if op == Collective::Barrier {
             ""
         } else {
@@ -95,10 +106,18 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             }
         }
         say!("  {:<WIDTH$} <level>: {LEVELS}", "");
-        for alg in op.named_algorithms() {
-            let id = format!("{op}:{}", alg.name());
-            say!("  {id:<WIDTH$} {}", named(alg.name()));
-        }
+        list_named(op);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn list_named(op: Collective) {
+    for alg in op.named_algorithms() {
+        let params = match alg {
+            autocoll::Algorithm::Linear(_) => "[:k=<window>]",
+            _ => "",
+        };
+        let id = format!("{op}:{}{params}", alg.name());
+        say!("  {id:<WIDTH$} {}", named(alg.name()));
+    }
 }

@@ -65,7 +65,7 @@ impl Args {
         }
     }
 
-    /// Arguments of scatter, gather and allgather.
+    /// Arguments of scatter, gather, allgather and alltoall.
     #[allow(clippy::too_many_arguments)]
     pub fn two_types(
         op: Collective,
@@ -102,7 +102,8 @@ pub struct Layout {
     pub size: usize,
     /// The root (0 where there is none).
     pub root: usize,
-    /// Bytes per rank (a rank's block for scatter, gather, allgather).
+    /// Bytes per rank (a rank's block for scatter, gather, allgather,
+    /// alltoall).
     pub bytes: usize,
     /// Bytes per element of the datatype that reductions combine.
     pub elem: usize,

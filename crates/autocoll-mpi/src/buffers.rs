@@ -1,8 +1,8 @@
 //! A call's buffers as the byte slices autocoll's algorithms take.
 //!
 //! `MPI_IN_PLACE` is resolved per operation as the standard defines it:
-//! allreduce and allgather on any rank, reduce and gather at the root's
-//! send buffer, scatter at the root's receive buffer. A side that is not
+//! allreduce, allgather and alltoall on any rank, reduce and gather at the
+//! root's send buffer, scatter at the root's receive buffer. A side that is not
 //! one block of memory (a vector type, a struct with holes, data at
 //! `MPI_BOTTOM`) is packed with `MPI_Pack` into a scratch buffer before the
 //! call and, where the call writes it, unpacked after: the algorithms see
@@ -104,6 +104,14 @@ impl Buffers {
                 let input = match in_place {
                     true => out.own(l.rank * l.bytes, l.bytes),
                     false => reads(send(1))?,
+                };
+                (input, out)
+            }
+            Collective::Alltoall => {
+                let out = writes(recv(l.size))?;
+                let input = match in_place {
+                    true => out.own(0, l.size * l.bytes),
+                    false => reads(send(l.size))?,
                 };
                 (input, out)
             }

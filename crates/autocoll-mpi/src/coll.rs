@@ -56,6 +56,9 @@ pub fn native(a: &Args) -> c_int {
                 ffi::PMPI_Allgather(a.send, a.scount, a.stype, a.recv, a.rcount, a.rtype, a.comm)
             }
             Collective::Barrier => ffi::PMPI_Barrier(a.comm),
+            Collective::Alltoall => {
+                ffi::PMPI_Alltoall(a.send, a.scount, a.stype, a.recv, a.rcount, a.rtype, a.comm)
+            }
         }
     }
 }
@@ -160,7 +163,7 @@ pub fn plan(a: &Args, known: Option<(usize, usize)>) -> Result<Plan, Reason> {
         Collective::Reduce | Collective::Allreduce => reduction(a, at_root)?,
         Collective::Scatter => blocks(a, at_root, Side::Send)?,
         Collective::Gather => blocks(a, at_root, Side::Recv)?,
-        Collective::Allgather => blocks(a, true, Side::Recv)?,
+        Collective::Allgather | Collective::Alltoall => blocks(a, true, Side::Recv)?,
         Collective::Barrier => unreachable!("handled above"),
     };
     if bytes == 0 {
@@ -235,8 +238,10 @@ enum Side {
     Recv,
 }
 
-/// Scatter, gather and allgather: this rank's block, checked against the
-/// blocks of the side that holds them all (at the root, or everywhere).
+/// Scatter, gather, allgather and alltoall: one rank's block, checked
+/// against the blocks of the side that holds them all (at the root, or
+/// everywhere). Alltoall's send side holds all blocks too, but its block
+/// is described as one rank's.
 fn blocks(a: &Args, holds_all: bool, all: Side) -> Result<(usize, usize), Reason> {
     let (mine, mine_count, mine_type, theirs, their_count, their_type) = match all {
         Side::Send => (

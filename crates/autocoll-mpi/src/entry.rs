@@ -126,29 +126,29 @@ pub extern "C" fn MPI_Gather(
     ))
 }
 
-/// `MPI_Allgather`.
-#[no_mangle]
-pub extern "C" fn MPI_Allgather(
-    send: *const c_void,
-    scount: c_int,
-    stype: MPI_Datatype,
-    recv: *mut c_void,
-    rcount: c_int,
-    rtype: MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    call(Args::two_types(
-        Collective::Allgather,
-        send,
-        scount,
-        stype,
-        recv,
-        rcount,
-        rtype,
-        0,
-        comm,
-    ))
+/// The C entry points of the collectives without a root whose every rank
+/// holds every block: one signature, one body.
+macro_rules! rootless {
+    ($($name:ident => $op:expr),+) => {$(
+        #[doc = concat!("`", stringify!($name), "`.")]
+        #[no_mangle]
+        pub extern "C" fn $name(
+            send: *const c_void,
+            scount: c_int,
+            stype: MPI_Datatype,
+            recv: *mut c_void,
+            rcount: c_int,
+            rtype: MPI_Datatype,
+            comm: MPI_Comm,
+        ) -> c_int {
+            call(Args::two_types(
+                $op, send, scount, stype, recv, rcount, rtype, 0, comm,
+            ))
+        }
+    )+};
 }
+
+rootless!(MPI_Allgather => Collective::Allgather, MPI_Alltoall => Collective::Alltoall);
 
 /// `MPI_Barrier`.
 #[no_mangle]

@@ -50,6 +50,11 @@ fn set(ierr: *mut Fint, code: c_int) {
 
 /// Defines one Fortran entry point under the four manglings.
 macro_rules! fortran {
+    // `$body` called with `$which` first: one body for the collectives of
+    // one signature.
+    ($body:ident[$which:expr] $args:tt => $($name:ident),+) => {
+        $( fortran!(@which $body [$which] $args $name); )+
+    };
     ($body:ident $args:tt => $($name:ident),+) => {
         $( fortran!(@one $body $args $name); )+
     };
@@ -58,6 +63,13 @@ macro_rules! fortran {
         #[doc(hidden)]
         pub extern "C" fn $name($($arg: $ty),*) {
             $body($($arg),*)
+        }
+    };
+    (@which $body:ident [$which:expr] ($($arg:ident: $ty:ty),*) $name:ident) => {
+        #[no_mangle]
+        #[doc(hidden)]
+        pub extern "C" fn $name($($arg: $ty),*) {
+            $body($which, $($arg),*)
         }
     };
 }
@@ -136,7 +148,7 @@ fn allreduce(
 fortran!(allreduce(s: *const c_void, r: *mut c_void, n: *const Fint, t: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_allreduce, mpi_allreduce_, mpi_allreduce__, MPI_ALLREDUCE);
 
-/// Scatter, gather and allgather (root 0 for the last).
+/// Scatter, gather, allgather and alltoall (root 0 for the last two).
 #[allow(clippy::too_many_arguments)]
 fn blocks(
     which: Collective,
@@ -202,8 +214,10 @@ fn gather(
 fortran!(gather(s: *const c_void, sc: *const Fint, st: *const Fint, r: *mut c_void, rc: *const Fint, rt: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_gather, mpi_gather_, mpi_gather__, MPI_GATHER);
 
+/// Allgather and alltoall: no root, every rank holds every block.
 #[allow(clippy::too_many_arguments)]
-fn allgather(
+fn rootless(
+    which: Collective,
     s: *const c_void,
     sc: *const Fint,
     st: *const Fint,
@@ -213,13 +227,12 @@ fn allgather(
     c: *const Fint,
     ierr: *mut Fint,
 ) {
-    set(
-        ierr,
-        blocks(Collective::Allgather, s, sc, st, r, rc, rt, 0, c),
-    );
+    set(ierr, blocks(which, s, sc, st, r, rc, rt, 0, c));
 }
-fortran!(allgather(s: *const c_void, sc: *const Fint, st: *const Fint, r: *mut c_void, rc: *const Fint, rt: *const Fint, c: *const Fint, ierr: *mut Fint)
+fortran!(rootless[Collective::Allgather] (s: *const c_void, sc: *const Fint, st: *const Fint, r: *mut c_void, rc: *const Fint, rt: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_allgather, mpi_allgather_, mpi_allgather__, MPI_ALLGATHER);
+fortran!(rootless[Collective::Alltoall] (s: *const c_void, sc: *const Fint, st: *const Fint, r: *mut c_void, rc: *const Fint, rt: *const Fint, c: *const Fint, ierr: *mut Fint)
+    => mpi_alltoall, mpi_alltoall_, mpi_alltoall__, MPI_ALLTOALL);
 
 fn barrier(c: *const Fint, ierr: *mut Fint) {
     let (null, byte) = (std::ptr::null_mut(), sys::byte_type());

@@ -109,19 +109,20 @@ fn summary(stderr: &[u8]) -> Vec<(String, u64, u64, u64)> {
         .collect()
 }
 
-const OPS: [&str; 7] = [
+const OPS: [&str; 8] = [
     "bcast",
     "reduce",
     "scatter",
     "gather",
     "allreduce",
     "allgather",
+    "alltoall",
     "barrier",
 ];
 
 const FIXED: [&str; 2] = [
-    "fixed:bcast:binary:seg=1K,reduce:chain:seg=4K,allreduce:ring,scatter:flat,gather:knomial:k=3,allgather:recursive-doubling,barrier:binomial",
-    "fixed:bcast:chain,reduce:binary,allreduce:rabenseifner,scatter:binary,gather:chain,allgather:ring,barrier:dissemination",
+    "fixed:bcast:binary:seg=1K,reduce:chain:seg=4K,allreduce:ring,scatter:flat,gather:knomial:k=3,allgather:recursive-doubling,alltoall:bruck,barrier:binomial",
+    "fixed:bcast:chain,reduce:binary,allreduce:rabenseifner,scatter:binary,gather:chain,allgather:ring,alltoall:linear,barrier:dissemination",
 ];
 
 #[test]
@@ -357,7 +358,7 @@ fn ranks_that_describe_their_data_differently_are_handled_not_hung() {
     let exe = build("mpicc", "layouts.c", &dir);
     let plain = mpirun(4, false, &[], &exe, &[]);
     assert_eq!(String::from_utf8_lossy(&plain.stdout), "layouts: ok\n");
-    let select = "fixed:scatter:binomial,bcast:binary,gather:flat";
+    let select = "fixed:scatter:binomial,bcast:binary,gather:flat,alltoall:bruck";
     let out = mpirun(
         4,
         true,
@@ -367,7 +368,7 @@ fn ranks_that_describe_their_data_differently_are_handled_not_hung() {
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "layouts: ok\n");
     let counts = summary(&out.stderr);
-    for (op, calls) in [("scatter", 2), ("bcast", 1), ("gather", 1)] {
+    for (op, calls) in [("scatter", 2), ("bcast", 1), ("gather", 1), ("alltoall", 1)] {
         let c = counts.iter().find(|c| c.0 == op).unwrap();
         assert_eq!((c.1, c.3), (calls, 0), "{op}: {counts:?}");
     }

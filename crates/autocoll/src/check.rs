@@ -167,6 +167,8 @@ pub trait Native {
     fn gather(&self, send: &[u8], recv: &mut [u8], root: usize) -> crate::error::Result<()>;
     /// Gathers every rank's `send` into every rank's `recv`.
     fn allgather(&self, send: &[u8], recv: &mut [u8]) -> crate::error::Result<()>;
+    /// Sends block j of `send` to rank j; block i of `recv` from rank i.
+    fn alltoall(&self, send: &[u8], recv: &mut [u8]) -> crate::error::Result<()>;
     /// Reduces elements of `dtype` with `op` into `recv` at `root`.
     fn reduce(
         &self,
@@ -205,7 +207,8 @@ pub fn user_tree(p: usize, seed: u64) -> Shape {
 
 /// The implementations `all` stands for in a check on `p` ranks at `bytes`
 /// per rank: every family, segmented at 1 KiB and 64 KiB where the message
-/// is at least that long, and a random user tree.
+/// is at least that long, and a random user tree (for the collectives
+/// over trees).
 pub fn all_implementations(
     op: Collective,
     p: usize,
@@ -217,6 +220,9 @@ pub fn all_implementations(
         .filter(|&s| s <= bytes)
         .collect();
     let mut all = Implementation::all(op, &segs);
+    if !op.over_trees() {
+        return all;
+    }
     let shape = user_tree(p, seed);
     let user_segs = if op == Collective::Barrier {
         vec![None]
@@ -362,6 +368,7 @@ fn check_moves(
         Collective::Scatter => moving.scatter(),
         Collective::Gather => moving.gather(),
         Collective::Allgather => moving.allgather(),
+        Collective::Alltoall => moving.alltoall(),
         other => Err(format!("{other} is not a data-moving collective")),
     }
 }
@@ -450,6 +457,26 @@ impl Moving<'_> {
             .allgather_with(imp, &send, &mut recv)
             .map_err(|e| e.to_string())?;
         compare("allgather result", &recv, &self.inputs.blocks(n))?;
+        against_native(theirs, &recv)
+    }
+
+    /// Every rank ends with block `me` of every rank's input, in rank
+    /// order.
+    fn alltoall(self) -> Result<(), String> {
+        let (imp, n) = (&self.case.imp, self.case.bytes);
+        let (p, me) = (self.inputs.p, self.inputs.me);
+        let send = self.inputs.values::<u8>(me, 0..p * n);
+        let mut recv = vec![0u8; p * n];
+        let theirs = native_result(self.native, imp.op, recv.clone(), |lib, r| {
+            lib.alltoall(&send, r)
+        })?;
+        self.comm
+            .alltoall_with(imp, &send, &mut recv)
+            .map_err(|e| e.to_string())?;
+        let want: Vec<u8> = (0..p)
+            .flat_map(|r| self.inputs.values::<u8>(r, me * n..(me + 1) * n))
+            .collect();
+        compare("alltoall result", &recv, &want)?;
         against_native(theirs, &recv)
     }
 }

@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// The seven collective operations.
+/// The collective operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Collective {
@@ -27,11 +27,15 @@ pub enum Collective {
     Allgather,
     /// No rank leaves before every rank has entered.
     Barrier,
+    /// Every rank's block i to rank i: block j of rank i's result is
+    /// block i of rank j's send buffer.
+    Alltoall,
 }
 
 impl Collective {
-    /// All seven, in the order the docs list them.
-    pub const ALL: [Collective; 7] = [
+    /// All of them, in the order the docs list them; an operation's index
+    /// here is its code on the wire, so new ones go at the end.
+    pub const ALL: [Collective; 8] = [
         Collective::Bcast,
         Collective::Reduce,
         Collective::Scatter,
@@ -39,6 +43,7 @@ impl Collective {
         Collective::Allreduce,
         Collective::Allgather,
         Collective::Barrier,
+        Collective::Alltoall,
     ];
 
     /// The name used in implementation ids.
@@ -51,6 +56,7 @@ impl Collective {
             Collective::Allreduce => "allreduce",
             Collective::Allgather => "allgather",
             Collective::Barrier => "barrier",
+            Collective::Alltoall => "alltoall",
         }
     }
 
@@ -60,6 +66,12 @@ impl Collective {
             self,
             Collective::Bcast | Collective::Reduce | Collective::Scatter | Collective::Gather
         )
+    }
+
+    /// True for the collectives that run over any tree shape; the others
+    /// have only their named algorithms.
+    pub fn over_trees(self) -> bool {
+        self != Collective::Alltoall
     }
 
     /// True for the collectives that combine values with a reduction op.

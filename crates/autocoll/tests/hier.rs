@@ -46,7 +46,7 @@ fn cases(p: usize) -> Vec<Case> {
         hier(Shape::BackwardChain, Shape::Kary(3), Shape::Flat),
     ];
     let mut out = Vec::new();
-    for op in Collective::ALL {
+    for op in Collective::ALL.into_iter().filter(|op| op.over_trees()) {
         let segs: &[Option<usize>] = match op {
             Collective::Barrier => &[None],
             _ => &[None, Some(1024)],

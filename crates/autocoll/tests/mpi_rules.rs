@@ -88,6 +88,21 @@ op = "barrier"
 ranks = "4..8"
 bytes = "0..0"
 impl = "barrier:dissemination"
+[[rule]]
+op = "alltoall"
+ranks = "2..8"
+bytes = "0..256"
+impl = "alltoall:bruck"
+[[rule]]
+op = "alltoall"
+ranks = "2..8"
+bytes = "257..4K"
+impl = "alltoall:linear"
+[[rule]]
+op = "alltoall"
+ranks = "2..8"
+bytes = "4097..64M"
+impl = "alltoall:pairwise"
 "#;
 
 fn have(tool: &str) -> bool {
@@ -214,6 +229,9 @@ fn ompi_function(op: Collective, alg: u32) -> &'static str {
         (Collective::Scatter | Collective::Gather, 2) => "binomial",
         (Collective::Barrier, 4) => "bruck",
         (Collective::Barrier, 6) => "tree",
+        (Collective::Alltoall, 2) => "pairwise",
+        (Collective::Alltoall, 3) => "bruck",
+        (Collective::Alltoall, 4) => "linear_sync",
         other => panic!("no function listed for {other:?}"),
     }
 }
@@ -243,6 +261,9 @@ fn open_mpi_runs_the_algorithm_the_rules_file_names() {
         (Collective::Gather, 4, 1000),
         (Collective::Barrier, 3, 0),
         (Collective::Barrier, 4, 0),
+        (Collective::Alltoall, 4, 100),
+        (Collective::Alltoall, 4, 1000),
+        (Collective::Alltoall, 4, 10_000),
     ];
     for (op, ranks, bytes) in points {
         let imp = table.lookup(op, ranks, bytes).unwrap();

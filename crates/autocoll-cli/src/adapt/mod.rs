@@ -165,7 +165,10 @@ fn setup_of(a: &Args) -> Result<Setup, Failure> {
     };
     if let Some(t) = &tree {
         t.check(&[ranks], &[op], root)?;
-        candidates.push(t.imp(op));
+        candidates.push(
+            t.imp(op)
+                .ok_or_else(|| usage(format!("--tree-file: {op} runs over no tree")))?,
+        );
     }
     if let Some(bad) = candidates.iter().find(|i| i.op != op) {
         return Err(usage(format!(

@@ -33,7 +33,8 @@ const MARK: &[u8] = b"\0MPI_Bcast\0";
 #[derive(clap::Args)]
 pub struct LibArg {
     /// The interposition library [default: $AUTOCOLL_MPI_LIB, else
-    /// libautocoll_mpi.so beside this autocoll executable].
+    /// libautocoll_mpi.so beside this autocoll executable or in
+    /// ../lib/autocoll/ from it].
     #[arg(long, value_name = "PATH")]
     lib: Option<PathBuf>,
 }
@@ -42,8 +43,9 @@ pub struct LibArg {
 #[derive(clap::Args)]
 #[command(after_help = format!("\
 The library is looked for as --lib names it, else as $AUTOCOLL_MPI_LIB does,
-else beside this autocoll executable (target/release/ or target/debug/).
-Build it with `{BUILD}`.
+else beside this autocoll executable (target/release/ or target/debug/),
+else in ../lib/autocoll/ from it (where scripts/install puts it). Build it
+with `{BUILD}`, or install both with scripts/install.
 
 Examples:
   # preload it by hand
@@ -60,8 +62,9 @@ Runs `MPIRUN -x LD_PRELOAD=<lib> -x AUTOCOLL_...=<value> MPIRUN-ARGS...`
 (and --allow-run-as-root as root): the program's MPI_Bcast, MPI_Reduce,
 MPI_Allreduce, MPI_Scatter, MPI_Gather, MPI_Allgather and MPI_Barrier run
 autocoll's collectives. Open MPI only; exits with mpirun's status.
-The library: --lib, else $AUTOCOLL_MPI_LIB, else beside this autocoll
-(build it with `{BUILD}`).
+The library: --lib, else $AUTOCOLL_MPI_LIB, else beside this autocoll or
+in ../lib/autocoll/ from it (scripts/install puts it there; or build it
+with `{BUILD}`).
 docs/mpi-library.md has the whole story.
 
 Examples:
@@ -293,15 +296,27 @@ pub fn locate(
     let dirs: Vec<String> = beside.iter().map(|d| d.display().to_string()).collect();
     Err(format!(
         "{LIB_NAME} not found: not beside this autocoll (in {}), and neither \
-         --lib nor AUTOCOLL_MPI_LIB names it. Build it with `{BUILD}` (it \
-         lands in target/release/, beside target/release/autocoll), or name \
-         it with --lib PATH or AUTOCOLL_MPI_LIB",
+         --lib nor AUTOCOLL_MPI_LIB names it. Install both with \
+         `scripts/install` from the source tree, or build it with `{BUILD}` \
+         (it lands in target/release/, beside target/release/autocoll), or \
+         name it with --lib PATH or AUTOCOLL_MPI_LIB",
         if dirs.is_empty() {
             "no directory known".to_string()
         } else {
             dirs.join(", ")
         }
     ))
+}
+
+/// Where an executable in `bin` looks for the library: beside itself (a
+/// build tree's `target/release/`), then where `scripts/install` puts it
+/// (`<prefix>/lib/autocoll/` for `<prefix>/bin/autocoll`).
+pub fn search_dirs(bin: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![bin.to_path_buf()];
+    if let Some(prefix) = bin.parent() {
+        dirs.push(prefix.join("lib").join("autocoll"));
+    }
+    dirs
 }
 
 /// The library this invocation means, found and checked.
@@ -312,8 +327,10 @@ fn library(arg: &LibArg) -> Result<PathBuf, Failure> {
         let real = exe.canonicalize().ok();
         for dir in [Some(exe), real].into_iter().flatten() {
             if let Some(dir) = dir.parent().map(Path::to_path_buf) {
-                if !beside.contains(&dir) {
-                    beside.push(dir);
+                for dir in search_dirs(&dir) {
+                    if !beside.contains(&dir) {
+                        beside.push(dir);
+                    }
                 }
             }
         }

@@ -231,3 +231,15 @@ fn library_is_found_by_flag_env_or_beside_the_executable() {
     assert!(why.contains(BUILD), "{why}");
     assert!(why.contains("release"), "{why}");
 }
+
+#[test]
+fn an_installed_autocoll_looks_in_its_prefixs_lib_autocoll() {
+    let dirs = search_dirs(Path::new("/opt/ac/bin"));
+    assert_eq!(
+        dirs,
+        [
+            PathBuf::from("/opt/ac/bin"),
+            PathBuf::from("/opt/ac/lib/autocoll")
+        ]
+    );
+}

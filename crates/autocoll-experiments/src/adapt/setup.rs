@@ -38,8 +38,16 @@ pub struct Setup {
     pub timeout: Duration,
 }
 
-/// The paper's four trees, segmented at 16K when the message is longer.
+/// The paper's four trees, segmented at 16K when the message is longer;
+/// for a collective that runs over no tree, its named algorithms.
 pub fn paper_trees(op: Collective, bytes: usize) -> Vec<Implementation> {
+    if !op.over_trees() {
+        return op
+            .named_algorithms()
+            .iter()
+            .map(|a| Implementation::new(op, a.clone(), None).expect("named"))
+            .collect();
+    }
     let seg = (bytes > 16 * 1024 && op != Collective::Barrier).then_some(16 * 1024);
     [Shape::Flat, Shape::Chain, Shape::Binary, Shape::Binomial]
         .into_iter()

@@ -12,7 +12,7 @@ use autocoll::Collective;
 /// autocoll's candidates per collective: the shapes that win on switched
 /// Ethernet (pipelined chains with two segment sizes, binomial for small
 /// messages, a segmented binary tree; ring, Rabenseifner and recursive
-/// doubling for allreduce and allgather), kept few so that the run lasts
+/// doubling for allreduce and allgather; every alltoall), kept few so that the run lasts
 /// minutes, not hours.
 pub fn candidates(op: Collective) -> &'static str {
     match op {
@@ -29,6 +29,7 @@ pub fn candidates(op: Collective) -> &'static str {
         Collective::Gather => "gather:flat,gather:binomial",
         Collective::Allgather => "allgather:ring,allgather:recursive-doubling",
         Collective::Barrier => "barrier:dissemination,barrier:binomial",
+        Collective::Alltoall => "alltoall:pairwise,alltoall:bruck,alltoall:linear",
     }
 }
 
@@ -77,7 +78,10 @@ impl Plan<'_> {
     /// The sizes of `op` that run, split into (small, large).
     pub fn sizes(&self, op: Collective) -> (Vec<usize>, Vec<usize>) {
         let per_call = |b: usize| match op {
-            Collective::Scatter | Collective::Gather | Collective::Allgather => b * self.ranks,
+            Collective::Scatter
+            | Collective::Gather
+            | Collective::Allgather
+            | Collective::Alltoall => b * self.ranks,
             _ => b,
         };
         self.sizes

@@ -110,6 +110,13 @@ static void run(MPI_Comm comm, const char *cname, const Type *t, long n, int roo
     check(MPI_Allgather(MPI_IN_PLACE, (int)n, t->type, b, (int)n, t->type, comm), "allgather in place");
     NAME("allgather", " in-place"); report(what, b, bytes * size);
 
+    fill(a, t, n * size, test + 11, rank); memset(b, 0, bytes * size);
+    check(MPI_Alltoall(a, (int)n, t->type, b, (int)n, t->type, comm), "alltoall");
+    NAME("alltoall", ""); report(what, b, bytes * size);
+    fill(b, t, n * size, test + 12, rank);
+    check(MPI_Alltoall(MPI_IN_PLACE, -1, MPI_DATATYPE_NULL, b, (int)n, t->type, comm), "alltoall in place");
+    NAME("alltoall", " in-place"); report(what, b, bytes * size);
+
     check(MPI_Barrier(comm), "barrier");
     free(a); free(b);
 }

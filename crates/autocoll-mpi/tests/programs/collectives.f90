@@ -52,6 +52,12 @@ program collectives
   call mpi_allgather(MPI_IN_PLACE, 100, MPI_INTEGER, big, 100, MPI_INTEGER, MPI_COMM_WORLD, ierr)
   write (u, *) 'allgather in place', ierr, sum(big(1:100 * nranks))
 
+  big = [(rank * 11 + i, i = 1, n * 8)]
+  call mpi_alltoall(big, 100, MPI_INTEGER, a, 100, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  write (u, *) 'alltoall', ierr, sum(a(1:100 * nranks)), a(1), a(100 * nranks)
+  call mpi_alltoall(MPI_IN_PLACE, 0, MPI_INTEGER, big, 100, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  write (u, *) 'alltoall in place', ierr, sum(big(1:100 * nranks)), big(1), big(100 * nranks)
+
   call mpi_barrier(MPI_COMM_WORLD, ierr)
   write (u, *) 'barrier', ierr
   close (u)

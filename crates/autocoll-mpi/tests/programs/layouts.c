@@ -45,6 +45,14 @@ int main(int argc, char **argv)
     else MPI_Scatter(NULL, -1, MPI_DATATYPE_NULL, out, 8, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     for (int i = 0; i < 8; i++) if (out[i] != rank * 8 + i) bad++;
 
+    /* Alltoall: rank r sends column j of its table to rank j (a vector
+     * type), and receives contiguous blocks. */
+    for (int i = 0; i < 120 * 8; i++) table[i] = 100000 * rank + i;
+    double got[12 * 8];
+    MPI_Alltoall(table, 1, block, got, 12, MPI_DOUBLE, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < 12; i++) if (got[r * 12 + i] != 100000 * r + i * 10 + rank) bad++;
+
     MPI_Type_free(&block);
     MPI_Type_free(&strided);
     int all = 0;

@@ -88,6 +88,15 @@ pub(crate) fn dispatch(ctx: &mut Ctx<'_>, tree: Option<&Tree>, call: Call<'_>) -
         (Collective::Allgather, Algorithm::RecursiveDoubling, None) => {
             super::allgather::recursive_doubling(ctx, call.send, call.recv)
         }
+        (Collective::Alltoall, Algorithm::Pairwise, None) => {
+            super::alltoall::pairwise(ctx, call.send, call.recv)
+        }
+        (Collective::Alltoall, Algorithm::Bruck, None) => {
+            super::alltoall::bruck(ctx, call.send, call.recv)
+        }
+        (Collective::Alltoall, Algorithm::Linear(_), None) => {
+            super::alltoall::linear(ctx, call.send, call.recv)
+        }
         (Collective::Barrier, _, Some(t)) => super::barrier::tree(ctx, t),
         (Collective::Barrier, Algorithm::Dissemination, None) => super::barrier::dissemination(ctx),
         (_, Algorithm::Native, _) => Err(Error::Config(format!(

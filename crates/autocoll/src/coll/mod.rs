@@ -8,6 +8,7 @@
 
 pub(crate) mod allgather;
 pub(crate) mod allreduce;
+pub(crate) mod alltoall;
 pub(crate) mod barrier;
 pub(crate) mod bcast;
 pub(crate) mod dispatch;
@@ -135,6 +136,11 @@ pub(crate) fn segment_bytes(imp: &Implementation, elem: usize) -> usize {
         Some(seg) => (seg / elem).max(1) * elem,
         None => usize::MAX,
     }
+}
+
+/// The `b`-byte block `i` of a buffer of equal blocks.
+pub(crate) fn nth_block(i: usize, b: usize) -> Range<usize> {
+    i * b..(i + 1) * b
 }
 
 /// Block `i` of `n` elements split into `parts` near-equal blocks, in bytes.

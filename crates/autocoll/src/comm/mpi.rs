@@ -163,6 +163,7 @@ impl Native for Library {
             Collective::Allreduce => "Allreduce",
             Collective::Allgather => "Allgather",
             Collective::Barrier => "Barrier",
+            Collective::Alltoall => "Alltoall",
         };
         format!("MPI_{call}")
     }
@@ -202,6 +203,14 @@ impl Native for Library {
             return Ok(());
         }
         self.world.all_gather_into(send, recv);
+        Ok(())
+    }
+
+    fn alltoall(&self, send: &[u8], recv: &mut [u8]) -> Result<()> {
+        if send.is_empty() {
+            return Ok(());
+        }
+        self.world.all_to_all_into(send, recv);
         Ok(())
     }
 

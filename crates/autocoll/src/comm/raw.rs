@@ -25,7 +25,7 @@ pub struct RawCall<'a> {
     /// The root (0 for the collectives without one).
     pub root: usize,
     /// Bytes per rank: the buffer of bcast and the reductions, one rank's
-    /// block of scatter, gather and allgather.
+    /// block of scatter, gather, allgather and alltoall.
     pub bytes: usize,
     /// Bytes per element: segments never split one.
     pub elem: usize,
@@ -49,6 +49,7 @@ impl RawCall<'_> {
             Collective::Scatter => (root.then_some(all), Some(n)),
             Collective::Gather => (Some(n), root.then_some(all)),
             Collective::Allgather => (Some(n), Some(all)),
+            Collective::Alltoall => (Some(all), Some(all)),
             Collective::Barrier => (Some(0), Some(0)),
         };
         if let Some(expected) = send {

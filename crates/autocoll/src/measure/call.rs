@@ -83,6 +83,10 @@ impl<'a> Caller<'a> {
                 send: vec![1; n],
                 recv: vec![0; n * size],
             },
+            Collective::Alltoall => Buffers::Bytes {
+                send: vec![1; n * size],
+                recv: vec![0; n * size],
+            },
             Collective::Bcast | Collective::Barrier => Buffers::Bytes {
                 send: Vec::new(),
                 recv: vec![1; n],
@@ -121,6 +125,9 @@ impl<'a> Caller<'a> {
             (Buffers::Bytes { send, recv }, Collective::Allgather) => {
                 comm.allgather_with(imp, send, recv)
             }
+            (Buffers::Bytes { send, recv }, Collective::Alltoall) => {
+                comm.alltoall_with(imp, send, recv)
+            }
             (Buffers::F64 { send, recv }, Collective::Reduce) => {
                 comm.reduce_with(imp, send, recv, &self.sum, root)
             }
@@ -140,6 +147,7 @@ impl<'a> Caller<'a> {
             (Buffers::Bytes { send, recv }, Collective::Scatter) => comm.scatter(send, recv, root),
             (Buffers::Bytes { send, recv }, Collective::Gather) => comm.gather(send, recv, root),
             (Buffers::Bytes { send, recv }, Collective::Allgather) => comm.allgather(send, recv),
+            (Buffers::Bytes { send, recv }, Collective::Alltoall) => comm.alltoall(send, recv),
             (Buffers::F64 { send, recv }, Collective::Reduce) => {
                 comm.reduce(send, recv, &self.sum, root)
             }
@@ -165,6 +173,7 @@ fn call_library(
         (Buffers::Bytes { send, recv }, Collective::Scatter) => library.scatter(send, recv, root),
         (Buffers::Bytes { send, recv }, Collective::Gather) => library.gather(send, recv, root),
         (Buffers::Bytes { send, recv }, Collective::Allgather) => library.allgather(send, recv),
+        (Buffers::Bytes { send, recv }, Collective::Alltoall) => library.alltoall(send, recv),
         (Buffers::F64 { send, recv }, Collective::Reduce) => library.reduce(
             Dtype::F64,
             sum,

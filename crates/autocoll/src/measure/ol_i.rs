@@ -1,9 +1,9 @@
 //! The per-destination operation latency OL_i (de Supinski and Karonis,
 //! Figure 9) and its mirrors for fan-in and symmetric collectives.
 //!
-//! Fan-out (bcast, scatter) and symmetric (allreduce, allgather, barrier):
-//! for each rank i the leader measures the round trip RTT_i with M empty
-//! ping-pongs, then times M pairs of (call, empty acknowledgement from i
+//! Fan-out (bcast, scatter) and symmetric (allreduce, allgather, alltoall,
+//! barrier): for each rank i the leader measures the round trip RTT_i with
+//! M empty ping-pongs, then times M pairs of (call, empty acknowledgement from i
 //! alone): E_i. OL_i = E_i − RTT_i/2 is the time from the leader entering
 //! the call to i leaving it. Only i's path is kept free of pipelining; the
 //! other ranks may still be busy with earlier calls, which is harmless as

@@ -109,7 +109,7 @@ pub fn cost(imp: &Implementation, layout: &Layout, bytes: usize) -> Option<Cost>
 /// The largest stream a pipeline cuts into segments.
 fn volume(op: Collective, ranks: usize, bytes: usize) -> Option<usize> {
     match op {
-        Collective::Scatter | Collective::Gather | Collective::Allgather => {
+        Collective::Scatter | Collective::Gather | Collective::Allgather | Collective::Alltoall => {
             ranks.checked_mul(bytes)
         }
         _ => Some(bytes),
@@ -133,7 +133,7 @@ fn trace(imp: &Implementation, layout: &Layout, bytes: usize, seg: usize) -> Opt
 fn messages(algorithm: &Algorithm, ranks: usize, units: usize) -> usize {
     let per_rank = match algorithm {
         Algorithm::Tree(_) => units.saturating_add(1),
-        Algorithm::Ring => ranks,
+        Algorithm::Ring | Algorithm::Pairwise | Algorithm::Linear(_) => ranks,
         _ => 2 * (usize::BITS - ranks.leading_zeros()) as usize + 2,
     };
     ranks.saturating_mul(per_rank).saturating_mul(2)

@@ -41,6 +41,7 @@ pub fn ompi_coll_id(op: Collective) -> u32 {
     match op {
         Collective::Allgather => 0,
         Collective::Allreduce => 2,
+        Collective::Alltoall => 3,
         Collective::Barrier => 6,
         Collective::Bcast => 7,
         Collective::Gather => 9,
@@ -83,6 +84,9 @@ pub fn ompi_algorithm(imp: &Implementation) -> (u32, &'static str, usize, usize)
         (Collective::Barrier, Algorithm::Dissemination) => (4, "bruck", 0),
         (Collective::Barrier, _) if flat => (1, "linear", 0),
         (Collective::Barrier, _) => (6, "tree", 0),
+        (Collective::Alltoall, Algorithm::Bruck) => (3, "modified_bruck", 0),
+        (Collective::Alltoall, Algorithm::Linear(_)) => (4, "linear_sync", 0),
+        (Collective::Alltoall, _) => (2, "pairwise", 0),
     };
     let seg = match (imp.op, id) {
         (Collective::Bcast | Collective::Reduce, 2..=7) => seg,
@@ -91,11 +95,22 @@ pub fn ompi_algorithm(imp: &Implementation) -> (u32, &'static str, usize, usize)
     (id, name, fan, seg)
 }
 
+/// The outstanding requests an Open MPI algorithm may keep (format 2's
+/// last field): `alltoall:linear`'s `k` for `linear_sync`, else 0, Open
+/// MPI's "no limit" (as linear's default window is on the sizes a rules
+/// file is tuned for).
+fn ompi_max_requests(imp: &Implementation) -> usize {
+    match (imp.op, &imp.algorithm) {
+        (Collective::Alltoall, Algorithm::Linear(Some(k))) => *k,
+        _ => 0,
+    }
+}
+
 /// The message size Open MPI 4.1 computes for `bytes` per rank on `ranks`.
 pub fn ompi_msg_size(op: Collective, ranks: usize, bytes: usize) -> usize {
     match op {
         Collective::Bcast | Collective::Reduce | Collective::Allreduce => bytes,
-        Collective::Allgather => ranks * bytes,
+        Collective::Allgather | Collective::Alltoall => ranks * bytes,
         Collective::Gather | Collective::Scatter => ranks,
         Collective::Barrier => 0,
     }
@@ -136,7 +151,10 @@ pub fn to_ompi(table: &Table, version: u32) -> String {
             );
             for (msg, imp) in lines {
                 let (alg, name, fan, seg) = ompi_algorithm(imp);
-                let extra = if version >= 2 { " 0" } else { "" };
+                let extra = match version {
+                    1 => String::new(),
+                    _ => format!(" {}", ompi_max_requests(imp)),
+                };
                 let _ = writeln!(out, "{msg} {alg} {fan} {seg}{extra} # {name} <- {imp}");
             }
         }
@@ -144,12 +162,13 @@ pub fn to_ompi(table: &Table, version: u32) -> String {
     out
 }
 
-/// The communicator sizes that start a section. Allgather's message size
-/// grows with P, so its byte boundaries hold for one size only: it gets a
+/// The communicator sizes that start a section. Allgather's and
+/// alltoall's message size grows with P, so its byte boundaries hold for one size only: it gets a
 /// section per size (up to a bound; beyond, the range's first size).
 fn ompi_sizes(rules: &[&Rule], op: Collective) -> BTreeSet<usize> {
     const MOST: usize = 1024;
-    let every = |r: &Rule| op == Collective::Allgather && r.ranks.end() - r.ranks.start() < MOST;
+    let grows = matches!(op, Collective::Allgather | Collective::Alltoall);
+    let every = |r: &Rule| grows && r.ranks.end() - r.ranks.start() < MOST;
     rules
         .iter()
         .flat_map(|r| {
@@ -236,6 +255,18 @@ pub fn mpich_algorithm(imp: &Implementation) -> Value {
         (Collective::Gather, _) => pick("Gather_intra_binomial"),
         (Collective::Scatter, _) => pick("Scatter_intra_binomial"),
         (Collective::Barrier, _) => pick("Barrier_intra_dissemination"),
+        (Collective::Alltoall, alg) => {
+            let name = match alg {
+                Algorithm::Bruck => "Alltoall_intra_brucks",
+                Algorithm::Linear(_) => "Alltoall_intra_scattered",
+                _ => "Alltoall_intra_pairwise",
+            };
+            // MPICH's alltoall algorithms but one refuse MPI_IN_PLACE.
+            json!({
+                "is_sendbuf_inplace=yes": pick("Alltoall_intra_pairwise_sendrecv_replace"),
+                "is_sendbuf_inplace=no": pick(name),
+            })
+        }
     }
 }
 
@@ -269,7 +300,9 @@ pub fn to_mpich(table: &Table) -> String {
 /// (`avg_msg_size`), all ranks' bytes (`total_msg_size`), or not at all.
 fn mpich_size_key(op: Collective) -> Option<&'static str> {
     match op {
-        Collective::Bcast | Collective::Reduce | Collective::Allreduce => Some("avg_msg_size"),
+        Collective::Bcast | Collective::Reduce | Collective::Allreduce | Collective::Alltoall => {
+            Some("avg_msg_size")
+        }
         Collective::Allgather | Collective::Gather | Collective::Scatter => Some("total_msg_size"),
         Collective::Barrier => None,
     }
@@ -318,6 +351,7 @@ fn mpich_default(op: Collective) -> Value {
         Collective::Gather => d("Gather_intra_binomial"),
         Collective::Scatter => d("Scatter_intra_binomial"),
         Collective::Barrier => d("Barrier_intra_dissemination"),
+        Collective::Alltoall => mpich_algorithm(&Implementation::native(op)),
     }
 }
 
@@ -330,6 +364,7 @@ fn mpich_inter(op: Collective) -> Value {
         Collective::Gather => "Gather_inter_linear",
         Collective::Scatter => "Scatter_inter_linear",
         Collective::Barrier => "Barrier_inter_bcast",
+        Collective::Alltoall => "Alltoall_inter_pairwise_exchange",
     };
     json!({ format!("algorithm=MPIR_{name}"): {} })
 }
@@ -361,7 +396,6 @@ fn mpich_untuned() -> Vec<(&'static str, Value)> {
             "allgatherv",
             json!({ "comm_type=intra": a("Allgatherv_intra_ring"), "comm_type=inter": a("Allgatherv_inter_remote_gather_local_bcast") }),
         ),
-        ("alltoall", alltoall("Alltoall", "pairwise")),
         ("alltoallv", alltoall("Alltoallv", "scattered")),
         ("alltoallw", alltoall("Alltoallw", "scattered")),
         ("exscan", a("Exscan_intra_recursive_doubling")),

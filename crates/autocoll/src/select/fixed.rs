@@ -77,5 +77,11 @@ pub fn default_for(op: Collective, _ranks: usize, bytes: usize) -> Implementatio
         Collective::Allgather if large => named(Algorithm::Ring),
         Collective::Allgather => named(Algorithm::RecursiveDoubling),
         Collective::Barrier => named(Algorithm::Dissemination),
+        // Where latency rules, log P rounds beat P − 1 steps (the bound
+        // Open MPI and MPICH use too); long blocks keep every link busy
+        // with all of them in flight (docs/collectives.md).
+        Collective::Alltoall if bytes <= 256 => named(Algorithm::Bruck),
+        Collective::Alltoall if bytes <= 32 * 1024 => named(Algorithm::Pairwise),
+        Collective::Alltoall => named(Algorithm::Linear(None)),
     }
 }

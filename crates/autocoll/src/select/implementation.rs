@@ -20,6 +20,11 @@ impl Collective {
             ],
             Collective::Allgather => &[Algorithm::Ring, Algorithm::RecursiveDoubling],
             Collective::Barrier => &[Algorithm::Dissemination],
+            Collective::Alltoall => &[
+                Algorithm::Pairwise,
+                Algorithm::Bruck,
+                Algorithm::Linear(None),
+            ],
             _ => &[],
         }
     }
@@ -38,6 +43,15 @@ pub enum Algorithm {
     Rabenseifner,
     /// Dissemination barrier: in round j, signal rank + 2^j.
     Dissemination,
+    /// Pairwise exchange: in step s, send to rank + s, receive from rank − s.
+    Pairwise,
+    /// Bruck: ⌈log₂ P⌉ rounds, each sending every block whose distance has
+    /// the round's bit set; for small blocks.
+    Bruck,
+    /// Linear: every block sent straight to its rank, at most `k` sends
+    /// ahead of the receives (`alltoall:linear:k=4`; without `k`,
+    /// [`Algorithm::LINEAR_WINDOW`]).
+    Linear(Option<usize>),
     /// The MPI library's own algorithm (`<op>:mpi`), a candidate only where
     /// a caller supplies it: the interposition library `autocoll-mpi` runs
     /// it as `PMPI_<Op>` through [`crate::Communicator::run_raw`].
@@ -45,6 +59,22 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    /// How many blocks `alltoall:linear` without `k` sends before it waits
+    /// for the first of the matching receives: MPICH's default throttle
+    /// (`MPIR_CVAR_ALLTOALL_THROTTLE`). On 33 ranks or fewer every block is
+    /// in flight at once, which kept the links busiest where measured.
+    pub const LINEAR_WINDOW: usize = 32;
+
+    /// The sends `alltoall:linear` keeps ahead of its receives on `ranks`
+    /// ranks (at least one).
+    pub fn window(&self, ranks: usize) -> usize {
+        let k = match self {
+            Algorithm::Linear(k) => k.unwrap_or(Self::LINEAR_WINDOW),
+            _ => 1,
+        };
+        k.min(ranks.saturating_sub(1)).max(1)
+    }
+
     /// The algorithm's name in implementation ids.
     pub fn name(&self) -> &'static str {
         match self {
@@ -53,6 +83,9 @@ impl Algorithm {
             Algorithm::RecursiveDoubling => "recursive-doubling",
             Algorithm::Rabenseifner => "rabenseifner",
             Algorithm::Dissemination => "dissemination",
+            Algorithm::Pairwise => "pairwise",
+            Algorithm::Bruck => "bruck",
+            Algorithm::Linear(_) => "linear",
             Algorithm::Native => "mpi",
         }
     }
@@ -107,6 +140,13 @@ impl Implementation {
         };
         match &self.algorithm {
             Algorithm::Tree(shape) => {
+                if !self.op.over_trees() {
+                    return Err(fail(format!(
+                        "{} runs over no tree (its algorithms: {})",
+                        self.op,
+                        named_list(self.op)
+                    )));
+                }
                 if let Some(k) = shape.k() {
                     if k < 2 {
                         return Err(fail(format!("k must be at least 2, got {k}")));
@@ -127,12 +167,23 @@ impl Implementation {
                     return Err(fail("`mpi` takes no segment size".into()));
                 }
             }
+            Algorithm::Linear(Some(0)) => {
+                return Err(fail("linear keeps k ≥ 1 sends in flight".into()));
+            }
             other => {
-                if !self.op.named_algorithms().contains(other) {
+                let plain = match other {
+                    Algorithm::Linear(_) => &Algorithm::Linear(None),
+                    other => other,
+                };
+                if !self.op.named_algorithms().contains(plain) {
                     return Err(fail(format!(
-                        "{} has no algorithm `{}`",
+                        "{} has no algorithm `{}`{}",
                         self.op,
-                        other.name()
+                        other.name(),
+                        match self.op.over_trees() {
+                            true => String::new(),
+                            false => format!(" (its algorithms: {})", named_list(self.op)),
+                        }
                     )));
                 }
                 if self.seg.is_some() {
@@ -169,6 +220,7 @@ impl Implementation {
                 .collect()
         };
         let mut out = Vec::new();
+        let shapes = if op.over_trees() { &shapes[..] } else { &[] };
         for shape in shapes {
             for &seg in &seg_choices {
                 out.push(Implementation {
@@ -183,8 +235,21 @@ impl Implementation {
             algorithm: a.clone(),
             seg: None,
         }));
+        if op == Collective::Alltoall {
+            out.push(Implementation {
+                op,
+                algorithm: Algorithm::Linear(Some(2)),
+                seg: None,
+            });
+        }
         out
     }
+}
+
+/// The named algorithms of `op`, as a list for messages.
+fn named_list(op: Collective) -> String {
+    let names: Vec<_> = op.named_algorithms().iter().map(Algorithm::name).collect();
+    names.join(", ")
 }
 
 /// Prints a byte count as implementation ids do: `16K`, `1M`, or bytes.
@@ -212,6 +277,9 @@ impl fmt::Display for Implementation {
                     write!(f, ":{level}={}", level_shape(s))?;
                 }
             }
+        }
+        if let Algorithm::Linear(Some(k)) = &self.algorithm {
+            write!(f, ":k={k}")?;
         }
         if let Some(seg) = self.seg {
             write!(f, ":seg={}", format_bytes(seg))?;
@@ -374,6 +442,12 @@ impl Params {
             "recursive-doubling" => return self.named(Algorithm::RecursiveDoubling),
             "rabenseifner" => return self.named(Algorithm::Rabenseifner),
             "dissemination" => return self.named(Algorithm::Dissemination),
+            "pairwise" => return self.named(Algorithm::Pairwise),
+            "bruck" => return self.named(Algorithm::Bruck),
+            "linear" => {
+                let k = self.k.take();
+                return self.named(Algorithm::Linear(k));
+            }
             "mpi" => return self.named(Algorithm::Native),
             other => return Err(format!("unknown algorithm `{other}`")),
         };

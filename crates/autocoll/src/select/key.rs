@@ -38,7 +38,8 @@ impl Key {
 /// binomial) and knomial k=4, and, when the ranks run on more than one of
 /// `hosts`, `hier` (binomial at every level; on one host it is binomial),
 /// unsegmented and, where the message is longer, at 8 KiB, 16 KiB and
-/// 64 KiB segments, plus the collective's named algorithms.
+/// 64 KiB segments, plus the collective's named algorithms (all there is
+/// for a collective that runs over no tree).
 pub fn default_candidates(
     op: Collective,
     _ranks: usize,
@@ -52,7 +53,9 @@ pub fn default_candidates(
         Shape::Binomial,
         Shape::Knomial(4),
     ];
-    if hosts > 1 {
+    if !op.over_trees() {
+        shapes.clear();
+    } else if hosts > 1 {
         shapes.push(Shape::Hier(Box::default()));
     }
     let segs: Vec<Option<usize>> = std::iter::once(None)

@@ -7,7 +7,7 @@ use super::Communicator;
 use crate::coll::dispatch::Call;
 use crate::coll::op::{Element, Op};
 use crate::comm::raw::expect_len;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ids::Collective;
 use crate::select::Implementation;
 
@@ -155,6 +155,33 @@ impl Communicator {
             imp,
             Call::new(Collective::Allgather, 0, send.len(), send, recv),
         )
+    }
+
+    /// Sends block j of `send` to rank j, and receives rank i's block for
+    /// this rank into block i of `recv`; both hold `size` equal blocks.
+    pub fn alltoall<T: Pod>(&mut self, send: &[T], recv: &mut [T]) -> Result<()> {
+        let block = std::mem::size_of_val(send) / self.size();
+        let imp = self.choose(Collective::Alltoall, block)?;
+        self.alltoall_with(&imp, send, recv)
+    }
+
+    /// [`Self::alltoall`] with `imp`.
+    pub fn alltoall_with<T: Pod>(
+        &mut self,
+        imp: &Implementation,
+        send: &[T],
+        recv: &mut [T],
+    ) -> Result<()> {
+        let size = self.size();
+        if !send.len().is_multiple_of(size) {
+            return Err(Error::Config(format!(
+                "an alltoall send buffer of {} elements does not split into {size} equal blocks",
+                send.len()
+            )));
+        }
+        expect_len("alltoall receive buffer", send.len(), recv.len())?;
+        let count = send.len() / size;
+        self.run(imp, Call::new(Collective::Alltoall, 0, count, send, recv))
     }
 
     /// Returns once every rank has called it.

@@ -57,6 +57,11 @@ pub(super) fn plan(
         }
         (Algorithm::Rabenseifner, Collective::Allreduce) => rabenseifner(&mut plan, bytes),
         (Algorithm::Dissemination, Collective::Barrier) => dissemination(&mut plan),
+        (Algorithm::Pairwise, Collective::Alltoall) => pairwise_alltoall(&mut plan, bytes),
+        (Algorithm::Linear(_), Collective::Alltoall) => {
+            linear_alltoall(&mut plan, bytes, imp.algorithm.window(ranks))
+        }
+        (Algorithm::Bruck, Collective::Alltoall) => bruck_alltoall(&mut plan, bytes),
         _ => return None,
     }
     Some(plan)
@@ -89,6 +94,7 @@ fn tree_rank(
             bcast(plan, tree, rank, tree.size().checked_mul(bytes)?, seg);
         }
         Collective::Barrier => tree_barrier(plan, tree, rank),
+        Collective::Alltoall => return None,
     }
     Some(())
 }
@@ -237,6 +243,45 @@ fn ring_allgather(plan: &mut Plan, b: usize) {
         for _ in 1..p {
             plan.send(rank, (rank + 1) % p, b);
             plan.recv(rank, (rank + p - 1) % p);
+        }
+    }
+}
+
+fn pairwise_alltoall(plan: &mut Plan, b: usize) {
+    let p = plan.ops.len();
+    for rank in 0..p {
+        for s in 1..p {
+            plan.send(rank, (rank + s) % p, b);
+            plan.recv(rank, (rank + p - s) % p);
+        }
+    }
+}
+
+/// As `coll::alltoall::linear` orders them: sends run at most `window`
+/// ahead of the receives.
+fn linear_alltoall(plan: &mut Plan, b: usize, window: usize) {
+    let p = plan.ops.len();
+    for rank in 0..p {
+        let mut sent = 1;
+        for s in 1..p {
+            while sent < p && sent < s + window {
+                plan.send(rank, (rank + sent) % p, b);
+                sent += 1;
+            }
+            plan.recv(rank, (rank + p - s) % p);
+        }
+    }
+}
+
+fn bruck_alltoall(plan: &mut Plan, b: usize) {
+    let p = plan.ops.len();
+    for rank in 0..p {
+        let mut bit = 1;
+        while bit < p {
+            let moving = (0..p).filter(|i| i & bit != 0).count();
+            plan.send(rank, (rank + bit) % p, moving * b);
+            plan.recv(rank, (rank + p - bit) % p);
+            bit <<= 1;
         }
     }
 }

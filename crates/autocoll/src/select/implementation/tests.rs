@@ -43,8 +43,15 @@ fn shape() -> impl Strategy<Value = Shape> {
 fn implementation() -> impl Strategy<Value = Implementation> {
     let op = proptest::sample::select(Collective::ALL.to_vec());
     let seg = prop_oneof![Just(None), (1usize..1 << 26).prop_map(Some)];
-    (op, shape(), seg, 0usize..4).prop_map(|(op, shape, seg, named)| {
+    (op, shape(), seg, 0usize..4, 1usize..64).prop_map(|(op, shape, seg, named, k)| {
         let algs = op.named_algorithms();
+        if !op.over_trees() && named == 0 {
+            return Implementation {
+                op,
+                algorithm: Algorithm::Linear(Some(k)),
+                seg: None,
+            };
+        }
         if named > 0 && !algs.is_empty() {
             let algorithm = algs[named % algs.len()].clone();
             return Implementation {
