@@ -2,7 +2,7 @@
 //!
 //! With e the times ranks enter and l the times they leave (their `Done`),
 //! on the common clock, following Scalasca's pattern code
-//! (`MPI.pattern`: MPI_LATEBROADCAST, MPI_EARLYREDUCE, MPI_WAIT_NXN,
+//! (`MPI.pattern`: MPI_LATEBROADCAST, MPI_EARLYREDUCE, MPI_EARLYSCAN, MPI_WAIT_NXN,
 //! MPI_NXN_COMPLETION, MPI_BARRIER_WAIT, MPI_BARRIER_COMPLETION):
 //! - Late Broadcast (bcast, scatter), each rank but the root:
 //!   min(e_root, l_i) − e_i;
@@ -10,6 +10,8 @@
 //!   e, l_root) − e_root — the time the root sat in the call before any
 //!   data could have been sent (the root's wait for the *last* sender is
 //!   its arrival wait, a per-node quantity);
+//! - Early Scan (scan, exscan), each rank but the first: min(latest e of
+//!   the ranks before it, l_i) − e_i;
 //! - Wait at N x N (allreduce, allgather, alltoall) and Wait at Barrier, each rank:
 //!   min(latest e, l_i) − e_i;
 //! - N x N Completion and Barrier Completion, each rank: l_i − earliest l.
@@ -36,6 +38,7 @@ pub fn patterns(op: Collective) -> (&'static str, Option<&'static str>) {
             ("Wait at N x N", Some("N x N Completion"))
         }
         Collective::Barrier => ("Wait at Barrier", Some("Barrier Completion")),
+        Collective::Scan | Collective::Exscan => ("Early Scan", None),
     }
 }
 
@@ -74,6 +77,16 @@ pub fn of_call(view: &View) -> Vec<Option<(f64, Option<f64>)>> {
                 .min();
             if let Some(e) = earliest {
                 out[view.root] = Some((clamp(e.min(root.done()) - root.enter()), None));
+            }
+        }
+        Collective::Scan | Collective::Exscan => {
+            // Each rank waits for the latest of the ranks before it.
+            let mut latest: Option<i64> = None;
+            for (r, v) in present() {
+                if let Some(e) = latest {
+                    out[r] = Some((clamp(e.min(v.done()) - v.enter()), None));
+                }
+                latest = Some(latest.map_or(v.enter(), |e| e.max(v.enter())));
             }
         }
         Collective::Allreduce

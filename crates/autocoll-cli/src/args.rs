@@ -393,7 +393,7 @@ mod tests {
         assert!(usage(ranks("2,,3")).contains("empty item"));
         assert!(usage(bytes("8M..1K", 2)).contains("reversed"));
         assert!(usage(bytes("1Q", 2)).contains("unknown size suffix"));
-        assert!(usage(ops("bcast,scan")).contains("unknown collective `scan`"));
+        assert!(usage(ops("bcast,sacn")).contains("unknown collective `sacn`"));
         assert!(usage(impls("bcast:tree")).contains("unknown algorithm"));
         assert!(usage(roots("7", 4)).contains("not a rank of a 4-rank job"));
     }

@@ -93,6 +93,7 @@ pub fn ompi_algorithms(op: Collective) -> &'static [&'static str] {
             "linear_sync",
             "two_proc",
         ],
+        Collective::Scan | Collective::Exscan => &["ignore", "linear", "recursive_doubling"],
     }
 }
 

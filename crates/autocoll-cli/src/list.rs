@@ -54,8 +54,14 @@ const TREES: [(&str, &str, &str); 9] = [
 const LEVELS: &str =
     "flat, chain, backward-chain, binary, kary<k>, binomial, knomial<k> (default binomial)";
 
-fn named(name: &str) -> &'static str {
+fn named(op: Collective, name: &str) -> &'static str {
     match name {
+        "recursive-doubling" if op.scans() => {
+            "round j: send what is combined so far to rank+2^j, combine rank-2^j's (log2 P rounds)"
+        }
+        "linear" if op.scans() => {
+            "a pipeline along the ranks: each segment from rank-1, combined, on to rank+1"
+        }
         "ring" => "reduce-scatter + allgather around a ring (allgather: P-1 shifts)",
         "recursive-doubling" => "log2 P pairwise exchanges of everything held",
         "rabenseifner" => "reduce-scatter by recursive halving, allgather by recursive doubling",
@@ -78,7 +84,7 @@ fn over_trees(op: Collective) -> Option<&'static str> {
         Collective::Allreduce => "reduce then bcast over the tree",
         Collective::Allgather => "gather then bcast over the tree",
         Collective::Barrier => "fan-in then fan-out over the tree",
-        Collective::Alltoall => return None,
+        Collective::Alltoall | Collective::Scan | Collective::Exscan => return None,
     })
 }
 
@@ -114,10 +120,11 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
 fn list_named(op: Collective) {
     for alg in op.named_algorithms() {
         let params = match alg {
+            autocoll::Algorithm::Linear(_) if op.scans() => "[:seg=<bytes>]",
             autocoll::Algorithm::Linear(_) => "[:k=<window>]",
             _ => "",
         };
         let id = format!("{op}:{}{params}", alg.name());
-        say!("  {id:<WIDTH$} {}", named(alg.name()));
+        say!("  {id:<WIDTH$} {}", named(op, alg.name()));
     }
 }

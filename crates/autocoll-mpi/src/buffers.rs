@@ -1,8 +1,8 @@
 //! A call's buffers as the byte slices autocoll's algorithms take.
 //!
 //! `MPI_IN_PLACE` is resolved per operation as the standard defines it:
-//! allreduce, allgather and alltoall on any rank, reduce and gather at the
-//! root's send buffer, scatter at the root's receive buffer. A side that is not
+//! allreduce, allgather, alltoall, scan and exscan on any rank, reduce and
+//! gather at the root's send buffer, scatter at the root's receive buffer. A side that is not
 //! one block of memory (a vector type, a struct with holes, data at
 //! `MPI_BOTTOM`) is packed with `MPI_Pack` into a scratch buffer before the
 //! call and, where the call writes it, unpacked after: the algorithms see
@@ -76,8 +76,13 @@ impl Buffers {
         let writes = |d: Desc| Side::write(d, a.comm);
         let (send, recv) = match a.op {
             Collective::Bcast => (Side::Empty, writes(recv(1))?),
-            Collective::Reduce | Collective::Allreduce => {
-                let receives = a.op == Collective::Allreduce || at_root;
+            // Exscan's result at rank 0 is undefined and its buffer may be
+            // anything: scratch takes what the algorithm (never) writes.
+            Collective::Exscan if l.rank == 0 && !in_place => {
+                (reads(send(1))?, Side::Owned(vec![0; l.bytes]))
+            }
+            Collective::Reduce | Collective::Allreduce | Collective::Scan | Collective::Exscan => {
+                let receives = !a.op.rooted() || at_root;
                 let out = if receives {
                     writes(recv(1))?
                 } else {

@@ -59,6 +59,10 @@ pub fn native(a: &Args) -> c_int {
             Collective::Alltoall => {
                 ffi::PMPI_Alltoall(a.send, a.scount, a.stype, a.recv, a.rcount, a.rtype, a.comm)
             }
+            Collective::Scan => ffi::PMPI_Scan(a.send, a.recv, a.rcount, a.rtype, a.mpi_op, a.comm),
+            Collective::Exscan => {
+                ffi::PMPI_Exscan(a.send, a.recv, a.rcount, a.rtype, a.mpi_op, a.comm)
+            }
         }
     }
 }
@@ -160,7 +164,9 @@ pub fn plan(a: &Args, known: Option<(usize, usize)>) -> Result<Plan, Reason> {
     let at_root = rank == root;
     let (bytes, elem) = match a.op {
         Collective::Bcast => block(a.recv, a.rcount, a.rtype, false, false)?,
-        Collective::Reduce | Collective::Allreduce => reduction(a, at_root)?,
+        Collective::Reduce | Collective::Allreduce | Collective::Scan | Collective::Exscan => {
+            reduction(a, at_root)?
+        }
         Collective::Scatter => blocks(a, at_root, Side::Send)?,
         Collective::Gather => blocks(a, at_root, Side::Recv)?,
         Collective::Allgather | Collective::Alltoall => blocks(a, true, Side::Recv)?,
@@ -215,15 +221,15 @@ fn block(
     Ok((bytes, if combines { info.size.max(1) } else { 1 }))
 }
 
-/// Reduce and allreduce: one datatype, one op, the receive side's layout
-/// (the send side is the same type and count).
+/// Reduce, allreduce, scan and exscan: one datatype, one op, the receive
+/// side's layout (the send side is the same type and count).
 fn reduction(a: &Args, at_root: bool) -> Result<(usize, usize), Reason> {
     match sys::op_kind(a.mpi_op).map_err(|_| Reason::Invalid)? {
         OpKind::Commutative => {}
         OpKind::NonCommutative => return Err(Reason::NonCommutative),
         OpKind::Invalid => return Err(Reason::Invalid),
     }
-    let receives = a.op == Collective::Allreduce || at_root;
+    let receives = !a.op.rooted() || at_root;
     let layout = block(a.send, a.rcount, a.rtype, receives, true)?;
     if receives {
         block(a.recv, a.rcount, a.rtype, false, true)?;

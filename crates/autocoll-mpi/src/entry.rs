@@ -52,27 +52,30 @@ pub extern "C" fn MPI_Reduce(
     ))
 }
 
-/// `MPI_Allreduce`.
-#[no_mangle]
-pub extern "C" fn MPI_Allreduce(
-    send: *const c_void,
-    recv: *mut c_void,
-    count: c_int,
-    dtype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    call(Args::one_type(
-        Collective::Allreduce,
-        send,
-        recv,
-        count,
-        dtype,
-        op,
-        0,
-        comm,
-    ))
+/// The C entry points of the reductions without a root (allreduce, scan,
+/// exscan): one signature, one body.
+macro_rules! combining {
+    ($($name:ident => $op:expr),+) => {$(
+        #[doc = concat!("`", stringify!($name), "`.")]
+        #[no_mangle]
+        pub extern "C" fn $name(
+            send: *const c_void,
+            recv: *mut c_void,
+            count: c_int,
+            dtype: MPI_Datatype,
+            op: MPI_Op,
+            comm: MPI_Comm,
+        ) -> c_int {
+            call(Args::one_type($op, send, recv, count, dtype, op, 0, comm))
+        }
+    )+};
 }
+
+combining!(
+    MPI_Allreduce => Collective::Allreduce,
+    MPI_Scan => Collective::Scan,
+    MPI_Exscan => Collective::Exscan
+);
 
 /// `MPI_Scatter`.
 #[no_mangle]

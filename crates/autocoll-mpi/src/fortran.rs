@@ -124,7 +124,10 @@ fn reduce(
 fortran!(reduce(s: *const c_void, r: *mut c_void, n: *const Fint, t: *const Fint, o: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_reduce, mpi_reduce_, mpi_reduce__, MPI_REDUCE);
 
-fn allreduce(
+/// Allreduce, scan and exscan: a reduction without a root.
+#[allow(clippy::too_many_arguments)]
+fn combining(
+    which: Collective,
     s: *const c_void,
     r: *mut c_void,
     n: *const Fint,
@@ -133,20 +136,15 @@ fn allreduce(
     c: *const Fint,
     ierr: *mut Fint,
 ) {
-    let a = Args::one_type(
-        Collective::Allreduce,
-        buf(s),
-        buf(r),
-        int(n),
-        dtype(t),
-        op(o),
-        0,
-        comm(c),
-    );
+    let a = Args::one_type(which, buf(s), buf(r), int(n), dtype(t), op(o), 0, comm(c));
     set(ierr, call(a));
 }
-fortran!(allreduce(s: *const c_void, r: *mut c_void, n: *const Fint, t: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint)
+fortran!(combining[Collective::Allreduce] (s: *const c_void, r: *mut c_void, n: *const Fint, t: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_allreduce, mpi_allreduce_, mpi_allreduce__, MPI_ALLREDUCE);
+fortran!(combining[Collective::Scan] (s: *const c_void, r: *mut c_void, n: *const Fint, t: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint)
+    => mpi_scan, mpi_scan_, mpi_scan__, MPI_SCAN);
+fortran!(combining[Collective::Exscan] (s: *const c_void, r: *mut c_void, n: *const Fint, t: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint)
+    => mpi_exscan, mpi_exscan_, mpi_exscan__, MPI_EXSCAN);
 
 /// Scatter, gather, allgather and alltoall (root 0 for the last two).
 #[allow(clippy::too_many_arguments)]

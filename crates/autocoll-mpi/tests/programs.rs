@@ -109,7 +109,7 @@ fn summary(stderr: &[u8]) -> Vec<(String, u64, u64, u64)> {
         .collect()
 }
 
-const OPS: [&str; 8] = [
+const OPS: [&str; 10] = [
     "bcast",
     "reduce",
     "scatter",
@@ -117,12 +117,14 @@ const OPS: [&str; 8] = [
     "allreduce",
     "allgather",
     "alltoall",
+    "scan",
+    "exscan",
     "barrier",
 ];
 
 const FIXED: [&str; 2] = [
-    "fixed:bcast:binary:seg=1K,reduce:chain:seg=4K,allreduce:ring,scatter:flat,gather:knomial:k=3,allgather:recursive-doubling,alltoall:bruck,barrier:binomial",
-    "fixed:bcast:chain,reduce:binary,allreduce:rabenseifner,scatter:binary,gather:chain,allgather:ring,alltoall:linear,barrier:dissemination",
+    "fixed:bcast:binary:seg=1K,reduce:chain:seg=4K,allreduce:ring,scatter:flat,gather:knomial:k=3,allgather:recursive-doubling,alltoall:bruck,scan:linear:seg=1K,exscan:recursive-doubling,barrier:binomial",
+    "fixed:bcast:chain,reduce:binary,allreduce:rabenseifner,scatter:binary,gather:chain,allgather:ring,alltoall:linear,scan:recursive-doubling,exscan:linear,barrier:dissemination",
 ];
 
 #[test]

@@ -186,6 +186,16 @@ pub trait Native {
         send: &[u8],
         recv: &mut [u8],
     ) -> crate::error::Result<()>;
+    /// Combines elements of `dtype` with `op` into every rank's `recv`
+    /// over the ranks before it (`exclusive`) or up to it.
+    fn scan(
+        &self,
+        dtype: Dtype,
+        op: Builtin,
+        send: &[u8],
+        recv: &mut [u8],
+        exclusive: bool,
+    ) -> crate::error::Result<()>;
     /// Returns once every rank has called it.
     fn barrier(&self) -> crate::error::Result<()>;
 }
@@ -499,17 +509,26 @@ fn check_reduce<T: Sample>(
         vec![T::zeroed(); n]
     };
     let theirs = native_reduce(native, case, config, &send, recv.len())?;
-    let outcome = if rooted {
-        comm.reduce_with(&case.imp, &send, &mut recv, &op, root)
-    } else {
-        comm.allreduce_with(&case.imp, &send, &mut recv, &op)
+    let imp = &case.imp;
+    let outcome = match imp.op {
+        Collective::Reduce => comm.reduce_with(imp, &send, &mut recv, &op, root),
+        Collective::Scan => comm.scan_with(imp, &send, &mut recv, &op),
+        Collective::Exscan => comm.exscan_with(imp, &send, &mut recv, &op),
+        _ => comm.allreduce_with(imp, &send, &mut recv, &op),
     };
     outcome.map_err(|e| e.to_string())?;
-    if rooted && me != root {
+    // Which ranks' inputs the result combines: MPI leaves exscan's at
+    // rank 0 undefined (autocoll leaves it untouched).
+    let upto = match imp.op {
+        Collective::Scan => me + 1,
+        Collective::Exscan => me,
+        _ => p,
+    };
+    if rooted && me != root || upto == 0 {
         return Ok(());
     }
     let mut want = inputs.values::<T>(0, 0..n);
-    for r in 1..p {
+    for r in 1..upto {
         op.apply(&mut want, &inputs.values::<T>(r, 0..n));
     }
     compare(&format!("{} result", case.imp.op), &recv, &want)?;
@@ -535,9 +554,12 @@ fn native_reduce<T: Sample>(
         bytemuck::cast_slice(send),
         bytemuck::cast_slice_mut(&mut recv),
     );
+    let (dtype, op) = (config.dtype, config.reduce);
     let outcome = match case.imp.op {
-        Collective::Reduce => lib.reduce(config.dtype, config.reduce, s, r, case.root),
-        _ => lib.allreduce(config.dtype, config.reduce, s, r),
+        Collective::Reduce => lib.reduce(dtype, op, s, r, case.root),
+        Collective::Scan => lib.scan(dtype, op, s, r, false),
+        Collective::Exscan => lib.scan(dtype, op, s, r, true),
+        _ => lib.allreduce(dtype, op, s, r),
     };
     outcome.map_err(|e| format!("{name}: {e}"))?;
     Ok(Some((name, recv)))

@@ -30,12 +30,17 @@ pub enum Collective {
     /// Every rank's block i to rank i: block j of rank i's result is
     /// block i of rank j's send buffer.
     Alltoall,
+    /// Rank i gets the buffers of ranks 0..=i combined (inclusive prefix).
+    Scan,
+    /// Rank i gets the buffers of ranks 0..i combined (exclusive prefix;
+    /// rank 0's receive buffer is left as it was).
+    Exscan,
 }
 
 impl Collective {
     /// All of them, in the order the docs list them; an operation's index
     /// here is its code on the wire, so new ones go at the end.
-    pub const ALL: [Collective; 8] = [
+    pub const ALL: [Collective; 10] = [
         Collective::Bcast,
         Collective::Reduce,
         Collective::Scatter,
@@ -44,6 +49,8 @@ impl Collective {
         Collective::Allgather,
         Collective::Barrier,
         Collective::Alltoall,
+        Collective::Scan,
+        Collective::Exscan,
     ];
 
     /// The name used in implementation ids.
@@ -57,6 +64,8 @@ impl Collective {
             Collective::Allgather => "allgather",
             Collective::Barrier => "barrier",
             Collective::Alltoall => "alltoall",
+            Collective::Scan => "scan",
+            Collective::Exscan => "exscan",
         }
     }
 
@@ -71,12 +80,23 @@ impl Collective {
     /// True for the collectives that run over any tree shape; the others
     /// have only their named algorithms.
     pub fn over_trees(self) -> bool {
-        self != Collective::Alltoall
+        !matches!(
+            self,
+            Collective::Alltoall | Collective::Scan | Collective::Exscan
+        )
     }
 
     /// True for the collectives that combine values with a reduction op.
     pub fn reduces(self) -> bool {
-        matches!(self, Collective::Reduce | Collective::Allreduce)
+        matches!(
+            self,
+            Collective::Reduce | Collective::Allreduce | Collective::Scan | Collective::Exscan
+        )
+    }
+
+    /// True for the prefix reductions, scan and exscan.
+    pub fn scans(self) -> bool {
+        matches!(self, Collective::Scan | Collective::Exscan)
     }
 }
 

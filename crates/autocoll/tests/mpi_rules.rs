@@ -103,6 +103,26 @@ op = "alltoall"
 ranks = "2..8"
 bytes = "4097..64M"
 impl = "alltoall:pairwise"
+[[rule]]
+op = "scan"
+ranks = "2..3"
+bytes = "0..64M"
+impl = "scan:recursive-doubling"
+[[rule]]
+op = "scan"
+ranks = "4..8"
+bytes = "0..64M"
+impl = "scan:linear:seg=16K"
+[[rule]]
+op = "exscan"
+ranks = "2..3"
+bytes = "0..64M"
+impl = "exscan:linear"
+[[rule]]
+op = "exscan"
+ranks = "4..8"
+bytes = "0..64M"
+impl = "exscan:recursive-doubling"
 "#;
 
 fn have(tool: &str) -> bool {
@@ -232,6 +252,8 @@ fn ompi_function(op: Collective, alg: u32) -> &'static str {
         (Collective::Alltoall, 2) => "pairwise",
         (Collective::Alltoall, 3) => "bruck",
         (Collective::Alltoall, 4) => "linear_sync",
+        (Collective::Scan | Collective::Exscan, 1) => "linear",
+        (Collective::Scan | Collective::Exscan, 2) => "recursivedoubling",
         other => panic!("no function listed for {other:?}"),
     }
 }
@@ -264,6 +286,10 @@ fn open_mpi_runs_the_algorithm_the_rules_file_names() {
         (Collective::Alltoall, 4, 100),
         (Collective::Alltoall, 4, 1000),
         (Collective::Alltoall, 4, 10_000),
+        (Collective::Scan, 3, 800),
+        (Collective::Scan, 4, 80_000),
+        (Collective::Exscan, 3, 800),
+        (Collective::Exscan, 4, 80_000),
     ];
     for (op, ranks, bytes) in points {
         let imp = table.lookup(op, ranks, bytes).unwrap();

@@ -87,6 +87,19 @@ static void run(MPI_Comm comm, const char *cname, const Type *t, long n, int roo
         fill(b, t, n, test + 4, rank);
         check(MPI_Allreduce(MPI_IN_PLACE, b, (int)n, t->type, op, comm), "allreduce in place");
         NAME("allreduce", " in-place"); report(what, b, bytes);
+        fill(a, t, n, test + 13, rank); memset(b, 0, bytes);
+        check(MPI_Scan(a, b, (int)n, t->type, op, comm), "scan");
+        NAME("scan", ""); report(what, b, bytes);
+        fill(b, t, n, test + 14, rank);
+        check(MPI_Scan(MPI_IN_PLACE, b, (int)n, t->type, op, comm), "scan in place");
+        NAME("scan", " in-place"); report(what, b, bytes);
+        /* Exscan's result at rank 0 is undefined: not reported. */
+        fill(a, t, n, test + 15, rank); memset(b, 0, bytes);
+        check(MPI_Exscan(a, b, (int)n, t->type, op, comm), "exscan");
+        NAME("exscan", ""); if (rank > 0) report(what, b, bytes);
+        fill(b, t, n, test + 16, rank);
+        check(MPI_Exscan(MPI_IN_PLACE, b, (int)n, t->type, op, comm), "exscan in place");
+        NAME("exscan", " in-place"); if (rank > 0) report(what, b, bytes);
     }
 
     fill(a, t, n * size, test + 5, rank); memset(b, 0, bytes * size);

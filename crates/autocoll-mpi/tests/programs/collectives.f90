@@ -38,6 +38,17 @@ program collectives
   call mpi_allreduce(MPI_IN_PLACE, x, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
   write (u, *) 'allreduce in place', ierr, sum(x)
 
+  a = [(rank * 13 + i, i = 1, n)]
+  call mpi_scan(a, b, n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  write (u, *) 'scan', ierr, sum(b), b(1), b(n)
+  call mpi_scan(MPI_IN_PLACE, a, n, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, ierr)
+  write (u, *) 'scan in place', ierr, sum(a)
+  a = [(rank * 17 + i, i = 1, n)]
+  call mpi_exscan(a, b, n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (rank > 0) write (u, *) 'exscan', ierr, sum(b), b(1), b(n)
+  call mpi_exscan(MPI_IN_PLACE, a, n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (rank > 0) write (u, *) 'exscan in place', ierr, sum(a)
+
   big = [(rank * 7 + i, i = 1, n * 8)]
   call mpi_scatter(big, 100, MPI_INTEGER, b, 100, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
   write (u, *) 'scatter', ierr, sum(b(1:100))

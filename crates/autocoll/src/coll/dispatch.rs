@@ -97,6 +97,14 @@ pub(crate) fn dispatch(ctx: &mut Ctx<'_>, tree: Option<&Tree>, call: Call<'_>) -
         (Collective::Alltoall, Algorithm::Linear(_), None) => {
             super::alltoall::linear(ctx, call.send, call.recv)
         }
+        (op @ (Collective::Scan | Collective::Exscan), Algorithm::Linear(None), None) => {
+            let exclusive = op == Collective::Exscan;
+            super::scan::linear(ctx, call.send, call.recv, seg, exclusive, combine())
+        }
+        (op @ (Collective::Scan | Collective::Exscan), Algorithm::RecursiveDoubling, None) => {
+            let exclusive = op == Collective::Exscan;
+            super::scan::recursive_doubling(ctx, call.send, call.recv, exclusive, combine())
+        }
         (Collective::Barrier, _, Some(t)) => super::barrier::tree(ctx, t),
         (Collective::Barrier, Algorithm::Dissemination, None) => super::barrier::dissemination(ctx),
         (_, Algorithm::Native, _) => Err(Error::Config(format!(

@@ -83,16 +83,21 @@ impl Library {
         op: Builtin,
         send: &[u8],
         recv: &mut [u8],
-        root: Option<usize>,
+        to: To,
     ) -> Result<()> {
         let send: &[T] = cast(send)?;
         let op = system_op(op);
-        match root {
-            None => self.world.all_reduce_into(send, cast_mut::<T>(recv)?, op),
-            Some(r) if self.is(r) => self
-                .root(r)
-                .reduce_into_root(send, cast_mut::<T>(recv)?, op),
-            Some(r) => self.root(r).reduce_into(send, op),
+        match to {
+            To::All => self.world.all_reduce_into(send, cast_mut::<T>(recv)?, op),
+            To::Root(r) if self.is(r) => {
+                self.root(r)
+                    .reduce_into_root(send, cast_mut::<T>(recv)?, op)
+            }
+            To::Root(r) => self.root(r).reduce_into(send, op),
+            To::Prefix => self.world.scan_into(send, cast_mut::<T>(recv)?, op),
+            To::Before => self
+                .world
+                .exclusive_scan_into(send, cast_mut::<T>(recv)?, op),
         }
         Ok(())
     }
@@ -103,24 +108,35 @@ impl Library {
         op: Builtin,
         send: &[u8],
         recv: &mut [u8],
-        root: Option<usize>,
+        to: To,
     ) -> Result<()> {
         if send.is_empty() {
             return Ok(());
         }
         match dtype {
-            Dtype::I8 => self.reduce_as::<i8>(op, send, recv, root),
-            Dtype::I16 => self.reduce_as::<i16>(op, send, recv, root),
-            Dtype::I32 => self.reduce_as::<i32>(op, send, recv, root),
-            Dtype::I64 => self.reduce_as::<i64>(op, send, recv, root),
-            Dtype::U8 => self.reduce_as::<u8>(op, send, recv, root),
-            Dtype::U16 => self.reduce_as::<u16>(op, send, recv, root),
-            Dtype::U32 => self.reduce_as::<u32>(op, send, recv, root),
-            Dtype::U64 => self.reduce_as::<u64>(op, send, recv, root),
-            Dtype::F32 => self.reduce_as::<f32>(op, send, recv, root),
-            Dtype::F64 => self.reduce_as::<f64>(op, send, recv, root),
+            Dtype::I8 => self.reduce_as::<i8>(op, send, recv, to),
+            Dtype::I16 => self.reduce_as::<i16>(op, send, recv, to),
+            Dtype::I32 => self.reduce_as::<i32>(op, send, recv, to),
+            Dtype::I64 => self.reduce_as::<i64>(op, send, recv, to),
+            Dtype::U8 => self.reduce_as::<u8>(op, send, recv, to),
+            Dtype::U16 => self.reduce_as::<u16>(op, send, recv, to),
+            Dtype::U32 => self.reduce_as::<u32>(op, send, recv, to),
+            Dtype::U64 => self.reduce_as::<u64>(op, send, recv, to),
+            Dtype::F32 => self.reduce_as::<f32>(op, send, recv, to),
+            Dtype::F64 => self.reduce_as::<f64>(op, send, recv, to),
         }
     }
+}
+
+/// Where a reduction's result goes.
+#[derive(Clone, Copy)]
+enum To {
+    All,
+    Root(usize),
+    /// Ranks 0..=r to rank r (scan).
+    Prefix,
+    /// Ranks 0..r to rank r (exscan).
+    Before,
 }
 
 fn cast<T: bytemuck::Pod>(bytes: &[u8]) -> Result<&[T]> {
@@ -164,6 +180,8 @@ impl Native for Library {
             Collective::Allgather => "Allgather",
             Collective::Barrier => "Barrier",
             Collective::Alltoall => "Alltoall",
+            Collective::Scan => "Scan",
+            Collective::Exscan => "Exscan",
         };
         format!("MPI_{call}")
     }
@@ -222,11 +240,23 @@ impl Native for Library {
         recv: &mut [u8],
         root: usize,
     ) -> Result<()> {
-        self.reduce_typed(dtype, op, send, recv, Some(root))
+        self.reduce_typed(dtype, op, send, recv, To::Root(root))
     }
 
     fn allreduce(&self, dtype: Dtype, op: Builtin, send: &[u8], recv: &mut [u8]) -> Result<()> {
-        self.reduce_typed(dtype, op, send, recv, None)
+        self.reduce_typed(dtype, op, send, recv, To::All)
+    }
+
+    fn scan(
+        &self,
+        dtype: Dtype,
+        op: Builtin,
+        send: &[u8],
+        recv: &mut [u8],
+        exclusive: bool,
+    ) -> Result<()> {
+        let to = if exclusive { To::Before } else { To::Prefix };
+        self.reduce_typed(dtype, op, send, recv, to)
     }
 
     fn barrier(&self) -> Result<()> {

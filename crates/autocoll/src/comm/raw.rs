@@ -34,7 +34,7 @@ pub struct RawCall<'a> {
     pub send: &'a [u8],
     /// Where this rank receives (bcast's buffer on every rank).
     pub recv: &'a mut [u8],
-    /// The reduction, for reduce and allreduce.
+    /// The reduction, for reduce, allreduce, scan and exscan.
     pub combine: Option<&'a RawCombine<'a>>,
 }
 
@@ -50,6 +50,7 @@ impl RawCall<'_> {
             Collective::Gather => (Some(n), root.then_some(all)),
             Collective::Allgather => (Some(n), Some(all)),
             Collective::Alltoall => (Some(all), Some(all)),
+            Collective::Scan | Collective::Exscan => (Some(n), Some(n)),
             Collective::Barrier => (Some(0), Some(0)),
         };
         if let Some(expected) = send {

@@ -71,10 +71,12 @@ impl<'a> Caller<'a> {
     pub fn new(target: Target<'a>, bytes: usize, size: usize) -> Caller<'a> {
         let n = effective_bytes(target.op(), bytes);
         let bufs = match target.op() {
-            Collective::Reduce | Collective::Allreduce => Buffers::F64 {
-                send: vec![1.0; n / 8],
-                recv: vec![0.0; n / 8],
-            },
+            Collective::Reduce | Collective::Allreduce | Collective::Scan | Collective::Exscan => {
+                Buffers::F64 {
+                    send: vec![1.0; n / 8],
+                    recv: vec![0.0; n / 8],
+                }
+            }
             Collective::Scatter => Buffers::Bytes {
                 send: vec![1; n * size],
                 recv: vec![0; n],
@@ -134,6 +136,12 @@ impl<'a> Caller<'a> {
             (Buffers::F64 { send, recv }, Collective::Allreduce) => {
                 comm.allreduce_with(imp, send, recv, &self.sum)
             }
+            (Buffers::F64 { send, recv }, Collective::Scan) => {
+                comm.scan_with(imp, send, recv, &self.sum)
+            }
+            (Buffers::F64 { send, recv }, Collective::Exscan) => {
+                comm.exscan_with(imp, send, recv, &self.sum)
+            }
             (_, _) => comm.barrier_with(imp),
         }
     }
@@ -154,6 +162,8 @@ impl<'a> Caller<'a> {
             (Buffers::F64 { send, recv }, Collective::Allreduce) => {
                 comm.allreduce(send, recv, &self.sum)
             }
+            (Buffers::F64 { send, recv }, Collective::Scan) => comm.scan(send, recv, &self.sum),
+            (Buffers::F64 { send, recv }, Collective::Exscan) => comm.exscan(send, recv, &self.sum),
             (_, _) => comm.barrier(),
         }
     }
@@ -187,6 +197,14 @@ fn call_library(
             bytemuck::cast_slice(send),
             bytemuck::cast_slice_mut(recv),
         ),
+        (Buffers::F64 { send, recv }, op @ (Collective::Scan | Collective::Exscan)) => library
+            .scan(
+                Dtype::F64,
+                sum,
+                bytemuck::cast_slice(send),
+                bytemuck::cast_slice_mut(recv),
+                op == Collective::Exscan,
+            ),
         (_, _) => library.barrier(),
     }
 }

@@ -133,7 +133,10 @@ fn trace(imp: &Implementation, layout: &Layout, bytes: usize, seg: usize) -> Opt
 fn messages(algorithm: &Algorithm, ranks: usize, units: usize) -> usize {
     let per_rank = match algorithm {
         Algorithm::Tree(_) => units.saturating_add(1),
-        Algorithm::Ring | Algorithm::Pairwise | Algorithm::Linear(_) => ranks,
+        // A scan's linear pipeline sends a message per segment.
+        Algorithm::Ring | Algorithm::Pairwise | Algorithm::Linear(_) => {
+            ranks.max(units.saturating_add(1))
+        }
         _ => 2 * (usize::BITS - ranks.leading_zeros()) as usize + 2,
     };
     ranks.saturating_mul(per_rank).saturating_mul(2)

@@ -43,6 +43,8 @@ pub fn ompi_coll_id(op: Collective) -> u32 {
         Collective::Allreduce => 2,
         Collective::Alltoall => 3,
         Collective::Barrier => 6,
+        Collective::Exscan => 8,
+        Collective::Scan => 14,
         Collective::Bcast => 7,
         Collective::Gather => 9,
         Collective::Reduce => 11,
@@ -87,6 +89,10 @@ pub fn ompi_algorithm(imp: &Implementation) -> (u32, &'static str, usize, usize)
         (Collective::Alltoall, Algorithm::Bruck) => (3, "modified_bruck", 0),
         (Collective::Alltoall, Algorithm::Linear(_)) => (4, "linear_sync", 0),
         (Collective::Alltoall, _) => (2, "pairwise", 0),
+        (Collective::Scan | Collective::Exscan, Algorithm::RecursiveDoubling) => {
+            (2, "recursive_doubling", 0)
+        }
+        (Collective::Scan | Collective::Exscan, _) => (1, "linear", 0),
     };
     let seg = match (imp.op, id) {
         (Collective::Bcast | Collective::Reduce, 2..=7) => seg,
@@ -110,6 +116,8 @@ fn ompi_max_requests(imp: &Implementation) -> usize {
 pub fn ompi_msg_size(op: Collective, ranks: usize, bytes: usize) -> usize {
     match op {
         Collective::Bcast | Collective::Reduce | Collective::Allreduce => bytes,
+        // 4.1 counts the datatype's size times P for these, not the count.
+        Collective::Scan | Collective::Exscan => ranks,
         Collective::Allgather | Collective::Alltoall => ranks * bytes,
         Collective::Gather | Collective::Scatter => ranks,
         Collective::Barrier => 0,
@@ -196,7 +204,11 @@ fn ompi_section<'a>(
     here.sort_by_key(|r| *r.bytes.start());
     if matches!(
         op,
-        Collective::Gather | Collective::Scatter | Collective::Barrier
+        Collective::Gather
+            | Collective::Scatter
+            | Collective::Barrier
+            | Collective::Scan
+            | Collective::Exscan
     ) {
         // One rule per size: the winner at the largest message measured.
         return here.last().map(|r| vec![(0, &r.imp)]).unwrap_or_default();
@@ -255,6 +267,9 @@ pub fn mpich_algorithm(imp: &Implementation) -> Value {
         (Collective::Gather, _) => pick("Gather_intra_binomial"),
         (Collective::Scatter, _) => pick("Scatter_intra_binomial"),
         (Collective::Barrier, _) => pick("Barrier_intra_dissemination"),
+        // MPICH 4.0's only intra algorithms for them (and `Scan_intra_smp`).
+        (Collective::Scan, _) => pick("Scan_intra_recursive_doubling"),
+        (Collective::Exscan, _) => pick("Exscan_intra_recursive_doubling"),
         (Collective::Alltoall, alg) => {
             let name = match alg {
                 Algorithm::Bruck => "Alltoall_intra_brucks",
@@ -304,7 +319,7 @@ fn mpich_size_key(op: Collective) -> Option<&'static str> {
             Some("avg_msg_size")
         }
         Collective::Allgather | Collective::Gather | Collective::Scatter => Some("total_msg_size"),
-        Collective::Barrier => None,
+        Collective::Barrier | Collective::Scan | Collective::Exscan => None,
     }
 }
 
@@ -351,7 +366,9 @@ fn mpich_default(op: Collective) -> Value {
         Collective::Gather => d("Gather_intra_binomial"),
         Collective::Scatter => d("Scatter_intra_binomial"),
         Collective::Barrier => d("Barrier_intra_dissemination"),
-        Collective::Alltoall => mpich_algorithm(&Implementation::native(op)),
+        Collective::Alltoall | Collective::Scan | Collective::Exscan => {
+            mpich_algorithm(&Implementation::native(op))
+        }
     }
 }
 
@@ -365,6 +382,9 @@ fn mpich_inter(op: Collective) -> Value {
         Collective::Scatter => "Scatter_inter_linear",
         Collective::Barrier => "Barrier_inter_bcast",
         Collective::Alltoall => "Alltoall_inter_pairwise_exchange",
+        // No scan on an intercommunicator: MPI forbids it.
+        Collective::Scan => "Scan_intra_recursive_doubling",
+        Collective::Exscan => "Exscan_intra_recursive_doubling",
     };
     json!({ format!("algorithm=MPIR_{name}"): {} })
 }
@@ -398,7 +418,6 @@ fn mpich_untuned() -> Vec<(&'static str, Value)> {
         ),
         ("alltoallv", alltoall("Alltoallv", "scattered")),
         ("alltoallw", alltoall("Alltoallw", "scattered")),
-        ("exscan", a("Exscan_intra_recursive_doubling")),
         ("gatherv", a("Gatherv_allcomm_linear")),
         ("scatterv", a("Scatterv_allcomm_linear")),
         ("reduce_scatter", reduce_scatter("Reduce_scatter")),
@@ -406,7 +425,6 @@ fn mpich_untuned() -> Vec<(&'static str, Value)> {
             "reduce_scatter_block",
             reduce_scatter("Reduce_scatter_block"),
         ),
-        ("scan", a("Scan_intra_recursive_doubling")),
         ("neighbor_allgather", a("Neighbor_allgather_allcomm_nb")),
         ("neighbor_allgatherv", a("Neighbor_allgatherv_allcomm_nb")),
         ("neighbor_alltoall", a("Neighbor_alltoall_allcomm_nb")),

@@ -83,5 +83,13 @@ pub fn default_for(op: Collective, _ranks: usize, bytes: usize) -> Implementatio
         Collective::Alltoall if bytes <= 256 => named(Algorithm::Bruck),
         Collective::Alltoall if bytes <= 32 * 1024 => named(Algorithm::Pairwise),
         Collective::Alltoall => named(Algorithm::Linear(None)),
+        // Short prefixes in log P rounds; long ones pipelined, each byte
+        // through every link once.
+        Collective::Scan | Collective::Exscan if bytes > 16 * 1024 => Implementation {
+            op,
+            algorithm: Algorithm::Linear(None),
+            seg: Some(16 * 1024),
+        },
+        Collective::Scan | Collective::Exscan => named(Algorithm::RecursiveDoubling),
     }
 }

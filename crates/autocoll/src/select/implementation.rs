@@ -25,6 +25,9 @@ impl Collective {
                 Algorithm::Bruck,
                 Algorithm::Linear(None),
             ],
+            Collective::Scan | Collective::Exscan => {
+                &[Algorithm::Linear(None), Algorithm::RecursiveDoubling]
+            }
             _ => &[],
         }
     }
@@ -48,9 +51,10 @@ pub enum Algorithm {
     /// Bruck: ⌈log₂ P⌉ rounds, each sending every block whose distance has
     /// the round's bit set; for small blocks.
     Bruck,
-    /// Linear: every block sent straight to its rank, at most `k` sends
-    /// ahead of the receives (`alltoall:linear:k=4`; without `k`,
-    /// [`Algorithm::LINEAR_WINDOW`]).
+    /// Linear. Alltoall: every block sent straight to its rank, at most
+    /// `k` sends ahead of the receives (`alltoall:linear:k=4`; without
+    /// `k`, [`Algorithm::LINEAR_WINDOW`]). Scan and exscan: a pipeline
+    /// along the ranks in order, segmented by `seg`.
     Linear(Option<usize>),
     /// The MPI library's own algorithm (`<op>:mpi`), a candidate only where
     /// a caller supplies it: the interposition library `autocoll-mpi` runs
@@ -170,6 +174,10 @@ impl Implementation {
             Algorithm::Linear(Some(0)) => {
                 return Err(fail("linear keeps k ≥ 1 sends in flight".into()));
             }
+            Algorithm::Linear(Some(_)) if self.op != Collective::Alltoall => {
+                return Err(fail(format!("{}'s `linear` takes no k", self.op)));
+            }
+            Algorithm::Linear(_) if self.op.scans() => {}
             other => {
                 let plain = match other {
                     Algorithm::Linear(_) => &Algorithm::Linear(None),
@@ -200,7 +208,8 @@ impl Implementation {
     /// Every implementation of `op` that `all` stands for: every tree shape
     /// (kary with k=3, knomial with k=4, hier binomial at every level;
     /// `user` needs a parent list and is left out) unsegmented and at each
-    /// of `segs`, then the named algorithms.
+    /// of `segs`, then the named algorithms (a scan's `linear` at each of
+    /// `segs` too).
     pub fn all(op: Collective, segs: &[usize]) -> Vec<Implementation> {
         let shapes = [
             Shape::Flat,
@@ -241,6 +250,13 @@ impl Implementation {
                 algorithm: Algorithm::Linear(Some(2)),
                 seg: None,
             });
+        }
+        if op.scans() {
+            out.extend(segs.iter().map(|&s| Implementation {
+                op,
+                algorithm: Algorithm::Linear(None),
+                seg: Some(s),
+            }));
         }
         out
     }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::implementation::Implementation;
+use super::implementation::{Algorithm, Implementation};
 use crate::ids::Collective;
 use crate::tree::Shape;
 
@@ -39,7 +39,8 @@ impl Key {
 /// `hosts`, `hier` (binomial at every level; on one host it is binomial),
 /// unsegmented and, where the message is longer, at 8 KiB, 16 KiB and
 /// 64 KiB segments, plus the collective's named algorithms (all there is
-/// for a collective that runs over no tree).
+/// for a collective that runs over no tree; a scan's `linear` at the same
+/// segments too).
 pub fn default_candidates(
     op: Collective,
     _ranks: usize,
@@ -76,5 +77,12 @@ pub fn default_candidates(
             .iter()
             .map(|a| Implementation::new(op, a.clone(), None).expect("named")),
     );
+    if op.scans() {
+        out.extend(segs.iter().flatten().map(|&seg| Implementation {
+            op,
+            algorithm: Algorithm::Linear(None),
+            seg: Some(seg),
+        }));
+    }
     out
 }

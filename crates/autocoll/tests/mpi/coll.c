@@ -14,6 +14,8 @@ int main(int argc, char **argv) {
     if (!strcmp(op, "bcast")) MPI_Bcast(a, n, MPI_BYTE, 0, MPI_COMM_WORLD);
     else if (!strcmp(op, "allreduce")) MPI_Allreduce(a, b, n / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     else if (!strcmp(op, "reduce")) MPI_Reduce(a, b, n / 8, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    else if (!strcmp(op, "scan")) MPI_Scan(a, b, n / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    else if (!strcmp(op, "exscan")) MPI_Exscan(a, b, n / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     else if (!strcmp(op, "allgather")) MPI_Allgather(a, n, MPI_BYTE, b, n, MPI_BYTE, MPI_COMM_WORLD);
     else if (!strcmp(op, "scatter")) MPI_Scatter(a, n, MPI_BYTE, b, n, MPI_BYTE, 0, MPI_COMM_WORLD);
     else if (!strcmp(op, "gather")) MPI_Gather(a, n, MPI_BYTE, b, n, MPI_BYTE, 0, MPI_COMM_WORLD);

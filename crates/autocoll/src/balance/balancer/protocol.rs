@@ -247,7 +247,7 @@ mod tests {
         let bytes = report_bytes(Collective::Bcast, 123_456);
         assert_eq!(report_of(&bytes), Ok((Collective::Bcast, 123_456)));
         assert!(report_of(&[]).unwrap_err().contains("empty"));
-        assert!(report_of(&[9; 9]).unwrap_err().contains("#9"));
+        assert!(report_of(&[99; 9]).unwrap_err().contains("#99"));
         assert!(report_of(&[0; 5]).unwrap_err().contains("5 bytes"));
     }
 

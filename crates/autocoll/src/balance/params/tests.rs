@@ -42,7 +42,7 @@ fn a_bad_value_is_an_error_naming_the_variable_and_what_is_wrong() {
         ("gain=1.5", "gain 1.5 is not a share in [0, 1)"),
         ("relative=lots", "relative=lots is not a number"),
         ("ops=reduce", "bcast only, not reduce"),
-        ("ops=scan", "unknown collective"),
+        ("ops=sort", "unknown collective"),
         ("speed=9", "unknown key `speed`"),
     ];
     for (text, says) in cases {

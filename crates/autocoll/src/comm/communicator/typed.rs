@@ -126,10 +126,63 @@ impl Communicator {
         recv: &mut [T],
         op: &Op<T>,
     ) -> Result<()> {
+        self.rootless_reduction(Collective::Allreduce, imp, send, recv, op)
+    }
+
+    /// Combines with `op` the `send` of ranks 0..=this rank into `recv`
+    /// (an inclusive prefix, `MPI_Scan`).
+    pub fn scan<T: Element>(&mut self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
+        let imp = self.choose(Collective::Scan, std::mem::size_of_val(send))?;
+        self.scan_with(&imp, send, recv, op)
+    }
+
+    /// [`Self::scan`] with `imp`.
+    pub fn scan_with<T: Element>(
+        &mut self,
+        imp: &Implementation,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+    ) -> Result<()> {
+        self.rootless_reduction(Collective::Scan, imp, send, recv, op)
+    }
+
+    /// Combines with `op` the `send` of ranks 0..this rank into `recv`
+    /// (an exclusive prefix, `MPI_Exscan`); rank 0's `recv` is left as it
+    /// was.
+    pub fn exscan<T: Element>(&mut self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
+        let imp = self.choose(Collective::Exscan, std::mem::size_of_val(send))?;
+        self.exscan_with(&imp, send, recv, op)
+    }
+
+    /// [`Self::exscan`] with `imp`.
+    pub fn exscan_with<T: Element>(
+        &mut self,
+        imp: &Implementation,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+    ) -> Result<()> {
+        self.rootless_reduction(Collective::Exscan, imp, send, recv, op)
+    }
+
+    /// Allreduce, scan and exscan: `recv` as long as `send` on every rank.
+    fn rootless_reduction<T: Element>(
+        &mut self,
+        which: Collective,
+        imp: &Implementation,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+    ) -> Result<()> {
         op.check()?;
-        expect_len("allreduce receive buffer", send.len(), recv.len())?;
+        let what = match which {
+            Collective::Allreduce => "allreduce receive buffer",
+            _ => "scan receive buffer",
+        };
+        expect_len(what, send.len(), recv.len())?;
         let combine = |a: &mut [u8], b: &[u8]| op.on_bytes(a, b);
-        let call = Call::new(Collective::Allreduce, 0, send.len(), send, recv);
+        let call = Call::new(which, 0, send.len(), send, recv);
         self.run(imp, call.combining(&combine))
     }
 

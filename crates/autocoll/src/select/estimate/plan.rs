@@ -61,6 +61,8 @@ pub(super) fn plan(
         (Algorithm::Linear(_), Collective::Alltoall) => {
             linear_alltoall(&mut plan, bytes, imp.algorithm.window(ranks))
         }
+        (Algorithm::Linear(_), op) if op.scans() => linear_scan(&mut plan, bytes, seg),
+        (Algorithm::RecursiveDoubling, op) if op.scans() => doubling_scan(&mut plan, bytes),
         (Algorithm::Bruck, Collective::Alltoall) => bruck_alltoall(&mut plan, bytes),
         _ => return None,
     }
@@ -94,7 +96,7 @@ fn tree_rank(
             bcast(plan, tree, rank, tree.size().checked_mul(bytes)?, seg);
         }
         Collective::Barrier => tree_barrier(plan, tree, rank),
-        Collective::Alltoall => return None,
+        Collective::Alltoall | Collective::Scan | Collective::Exscan => return None,
     }
     Some(())
 }
@@ -269,6 +271,38 @@ fn linear_alltoall(plan: &mut Plan, b: usize, window: usize) {
                 sent += 1;
             }
             plan.recv(rank, (rank + p - s) % p);
+        }
+    }
+}
+
+/// As `coll::scan::linear`: segment by segment, from the rank before and
+/// on to the rank after.
+fn linear_scan(plan: &mut Plan, n: usize, seg: usize) {
+    let p = plan.ops.len();
+    for rank in 0..p {
+        for len in pieces(n, seg) {
+            if rank > 0 {
+                plan.recv(rank, rank - 1);
+            }
+            if rank + 1 < p {
+                plan.send(rank, rank + 1, len);
+            }
+        }
+    }
+}
+
+fn doubling_scan(plan: &mut Plan, n: usize) {
+    let p = plan.ops.len();
+    for rank in 0..p {
+        let mut d = 1;
+        while d < p {
+            if rank + d < p {
+                plan.send(rank, rank + d, n);
+            }
+            if rank >= d {
+                plan.recv(rank, rank - d);
+            }
+            d *= 2;
         }
     }
 }

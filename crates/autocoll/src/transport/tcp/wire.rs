@@ -441,10 +441,10 @@ mod tests {
         b[2] = 9;
         assert!(Header::decode(&b).unwrap_err().contains("version 9"));
         let mut b = good;
-        b[28] = 8;
+        b[28] = 10;
         assert!(Header::decode(&b)
             .unwrap_err()
-            .contains("unknown collective 8"));
+            .contains("unknown collective 10"));
         let mut b = good;
         b[3] = 4;
         assert!(Header::decode(&b).unwrap_err().contains("unknown kind 4"));
