@@ -8,8 +8,8 @@
  *            [-iter N] [-time SECS]
  *
  * -ops LIST   comma list of bcast reduce allreduce allgather gather scatter
- *             barrier (any case, e.g. Bcast), or all (default), run in that
- *             order (IMB's)
+ *             barrier alltoall scan exscan (any case, e.g. Bcast), or all
+ *             (default), run in that order (IMB's, then the three after it)
  * -min BYTES  smallest size (default 1), -max BYTES the largest (default
  *             4M): the powers of two between; a size may end in K or M
  * -sizes LIST comma list of sizes instead (0 allowed)
@@ -24,9 +24,10 @@
  * freed with the dup at the end). Which kind goes with which collective
  * does not depend on -ops.
  *
- * Sizes are per rank: the message of bcast, reduce and allreduce, what
- * each rank sends in gather and allgather and receives in scatter, as
- * MPI_BYTE. Reductions are MPI_SUM over MPI_FLOAT, count = bytes / 4, as
+ * Sizes are per rank: the message of bcast, reduce, allreduce and the
+ * scans, what each rank sends in gather and allgather and receives in
+ * scatter, the block each rank sends each other in alltoall, as
+ * MPI_BYTE. Reductions (scans too) are MPI_SUM over MPI_FLOAT, count = bytes / 4, as
  * IMB's: sizes that are not a multiple of 4 (1 and 2 of the default list)
  * are skipped for them, as IMB skips them. barrier has one point, 0 bytes.
  *
@@ -48,7 +49,8 @@
  *
  * After each size's timed loop, one more call (root reps % size) on
  * buffers filled for it is checked on every rank (bcast's content, the
- * reductions' sums, gather's and allgather's order, scatter's blocks): a
+ * reductions' and scans' sums, gather's and allgather's order, scatter's
+ * and alltoall's blocks; exscan's rank 0, undefined in MPI, is not): a
  * wrong result is said on stderr, and every rank exits with status 1.
  * The barrier, the warm-up and the checked call go through MPI_ (a
  * preloaded library's), as a program's would; the bookkeeping (agreeing
@@ -63,9 +65,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum op { BCAST, REDUCE, ALLREDUCE, ALLGATHER, GATHER, SCATTER, BARRIER, NOPS };
-static const char *const names[NOPS] = {"bcast",  "reduce",  "allreduce", "allgather",
-                                        "gather", "scatter", "barrier"};
+enum op { BCAST, REDUCE, ALLREDUCE, ALLGATHER, GATHER, SCATTER, BARRIER, ALLTOALL, SCAN, EXSCAN, NOPS };
+static const char *const names[NOPS] = {"bcast",   "reduce",  "allreduce", "allgather",
+                                        "gather",  "scatter", "barrier",   "alltoall",
+                                        "scan",    "exscan"};
 
 #define OVERALL_VOL ((size_t)40 << 20) /* IMB's overall volume per size */
 #define N_BARR 2                       /* barriers before a timed loop, as IMB */
@@ -84,7 +87,8 @@ static void usage(const char *why)
         fprintf(why ? stderr : stdout,
                 "usage: imb_like [-ops LIST] [-min BYTES] [-max BYTES] [-sizes LIST] [-iter N] "
                 "[-time SECS]\n"
-                "  -ops: bcast,reduce,allreduce,allgather,gather,scatter,barrier or all (default)\n"
+                "  -ops: bcast,reduce,allreduce,allgather,gather,scatter,barrier,alltoall,scan,\n"
+                "        exscan or all (default)\n"
                 "  -min/-max: powers of two from MIN to MAX (default 1 and 4M; K or M allowed)\n"
                 "  -sizes: a comma list of sizes instead\n"
                 "  -iter: repetitions at most (default 1000); -time: seconds per size at most "
@@ -116,8 +120,14 @@ static unsigned char pattern(size_t i, int who, int salt)
     return (unsigned char)(i * 7 + (size_t)who * 31 + (size_t)salt);
 }
 
-static int is_reduction(enum op op) { return op == REDUCE || op == ALLREDUCE; }
-static int is_blocks(enum op op) { return op == ALLGATHER || op == GATHER || op == SCATTER; }
+static int is_reduction(enum op op)
+{
+    return op == REDUCE || op == ALLREDUCE || op == SCAN || op == EXSCAN;
+}
+static int is_blocks(enum op op)
+{
+    return op == ALLGATHER || op == GATHER || op == SCATTER || op == ALLTOALL;
+}
 
 /* One call of OP on COMM at ROOT: BYTES of MPI_BYTE, or COUNT floats. */
 static void call(enum op op, MPI_Comm comm, int root, void *s, void *r, int bytes, int count)
@@ -144,6 +154,15 @@ static void call(enum op op, MPI_Comm comm, int root, void *s, void *r, int byte
     case BARRIER:
         MPI_Barrier(comm);
         break;
+    case ALLTOALL:
+        MPI_Alltoall(s, bytes, MPI_BYTE, r, bytes, MPI_BYTE, comm);
+        break;
+    case SCAN:
+        MPI_Scan(s, r, count, MPI_FLOAT, MPI_SUM, comm);
+        break;
+    case EXSCAN:
+        MPI_Exscan(s, r, count, MPI_FLOAT, MPI_SUM, comm);
+        break;
     default:
         abort();
     }
@@ -161,6 +180,8 @@ static void prepare(enum op op, int root, unsigned char *s, unsigned char *r, si
         break;
     case REDUCE:
     case ALLREDUCE:
+    case SCAN:
+    case EXSCAN:
         for (int i = 0; i < count; i++)
             ((float *)s)[i] = (float)(rank + i % 7);
         for (int i = 0; i < count; i++)
@@ -178,6 +199,12 @@ static void prepare(enum op op, int root, unsigned char *s, unsigned char *r, si
                 for (size_t i = 0; i < bytes; i++)
                     s[k * bytes + i] = pattern(i, (int)k, 3);
         memset(r, 0xee, bytes);
+        break;
+    case ALLTOALL:
+        for (size_t k = 0; k < n; k++)
+            for (size_t i = 0; i < bytes; i++)
+                s[k * bytes + i] = pattern(i, rank * nprocs + (int)k, 4);
+        memset(r, 0xee, bytes * n);
         break;
     default:
         break;
@@ -203,10 +230,14 @@ static int check(enum op op, int root, const unsigned char *s, const unsigned ch
         break;
     case REDUCE:
     case ALLREDUCE:
-        if (op == REDUCE && rank != root)
+    case SCAN:
+    case EXSCAN:
+        if ((op == REDUCE && rank != root) || (op == EXSCAN && rank == 0))
             break;
+        /* The ranks summed: all, or those up to (scan) or before (exscan) this one. */
+        double m = op == SCAN ? rank + 1 : op == EXSCAN ? rank : (double)n;
         for (int i = 0; i < count; i++) {
-            float want = (float)((double)n * (double)(n - 1) / 2 + (double)n * (i % 7));
+            float want = (float)(m * (m - 1) / 2 + m * (i % 7));
             float got = ((const float *)r)[i];
             if (got != want) {
                 fprintf(stderr,
@@ -229,6 +260,17 @@ static int check(enum op op, int root, const unsigned char *s, const unsigned ch
                             "rank %zu's block: 0x%02x instead of 0x%02x\n",
                             names[op], bytes, root, rank, i, k, r[k * bytes + i],
                             pattern(i, (int)k, 2));
+                    return 1;
+                }
+        break;
+    case ALLTOALL:
+        for (size_t k = 0; k < n; k++)
+            for (size_t i = 0; i < bytes; i++)
+                if (r[k * bytes + i] != pattern(i, (int)k * nprocs + rank, 4)) {
+                    fprintf(stderr,
+                            "imb_like: alltoall %zu B: wrong result at rank %d, byte %zu of "
+                            "rank %zu's block: 0x%02x instead of 0x%02x\n",
+                            bytes, rank, i, k, r[k * bytes + i], pattern(i, (int)k * nprocs + rank, 4));
                     return 1;
                 }
         break;

@@ -54,8 +54,11 @@ fn bad_headers_are_refused_with_the_reason() {
         0,
         true,
     );
-    bad[2] = 7;
-    assert!(decode(&bad).unwrap_err().contains("collective number 7"));
+    let unknown = Collective::ALL.len() as u8;
+    bad[2] = unknown;
+    assert!(decode(&bad)
+        .unwrap_err()
+        .contains(&format!("collective number {unknown}")));
     bad[2] = 0;
     bad[3] = 2;
     assert!(decode(&bad).unwrap_err().contains("inline flag"));

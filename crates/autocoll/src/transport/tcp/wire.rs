@@ -441,10 +441,11 @@ mod tests {
         b[2] = 9;
         assert!(Header::decode(&b).unwrap_err().contains("version 9"));
         let mut b = good;
-        b[28] = 10;
+        let unknown = Collective::ALL.len() as u8;
+        b[28] = unknown;
         assert!(Header::decode(&b)
             .unwrap_err()
-            .contains("unknown collective 10"));
+            .contains(&format!("unknown collective {unknown}")));
         let mut b = good;
         b[3] = 4;
         assert!(Header::decode(&b).unwrap_err().contains("unknown kind 4"));
