@@ -175,6 +175,9 @@ pub fn plan(a: &Args, known: Option<(usize, usize)>) -> Result<Plan, Reason> {
     if bytes == 0 {
         return Ok(Plan::Nothing);
     }
+    if a.op.scans() && bytes < crate::stats::SHORT_SCAN {
+        return Err(Reason::ShortScan);
+    }
     if bytes
         .checked_mul(size)
         .is_none_or(|all| all > i32::MAX as usize)

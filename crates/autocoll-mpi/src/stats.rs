@@ -28,7 +28,14 @@ pub enum Reason {
     TooLarge,
     /// MPI is finalised, or a communicator could not be set up.
     Unavailable,
+    /// A scan or exscan shorter than [`SHORT_SCAN`]: MPI's own pipeline
+    /// lets ranks run ahead across back-to-back calls, which the
+    /// lottery's agreement messages would hold back.
+    ShortScan,
 }
+
+/// Scans and exscans below this many bytes go straight to MPI.
+pub const SHORT_SCAN: usize = 64 * 1024;
 
 impl Reason {
     /// The reason's key in the summary.
@@ -44,6 +51,7 @@ impl Reason {
             Reason::Invalid => "invalid-args",
             Reason::TooLarge => "too-large",
             Reason::Unavailable => "unavailable",
+            Reason::ShortScan => "short-scan",
         }
     }
 }

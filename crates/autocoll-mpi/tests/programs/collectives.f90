@@ -6,6 +6,9 @@ program collectives
   integer :: ierr, rank, nranks, i, u, root
   integer, parameter :: n = 1000
   integer :: a(n), b(n), big(n * 8)
+  ! Scans shorter than 64 KiB go straight to MPI: these are longer.
+  integer, parameter :: ns = 20000
+  integer :: sa(ns), sb(ns)
   double precision :: x(n), y(n)
   character(len=256) :: dir, path
 
@@ -38,16 +41,16 @@ program collectives
   call mpi_allreduce(MPI_IN_PLACE, x, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
   write (u, *) 'allreduce in place', ierr, sum(x)
 
-  a = [(rank * 13 + i, i = 1, n)]
-  call mpi_scan(a, b, n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  write (u, *) 'scan', ierr, sum(b), b(1), b(n)
-  call mpi_scan(MPI_IN_PLACE, a, n, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, ierr)
-  write (u, *) 'scan in place', ierr, sum(a)
-  a = [(rank * 17 + i, i = 1, n)]
-  call mpi_exscan(a, b, n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  if (rank > 0) write (u, *) 'exscan', ierr, sum(b), b(1), b(n)
-  call mpi_exscan(MPI_IN_PLACE, a, n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  if (rank > 0) write (u, *) 'exscan in place', ierr, sum(a)
+  sa = [(rank * 13 + mod(i, 97), i = 1, ns)]
+  call mpi_scan(sa, sb, ns, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  write (u, *) 'scan', ierr, sum(sb), sb(1), sb(ns)
+  call mpi_scan(MPI_IN_PLACE, sa, ns, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, ierr)
+  write (u, *) 'scan in place', ierr, sum(sa)
+  sa = [(rank * 17 + mod(i, 89), i = 1, ns)]
+  call mpi_exscan(sa, sb, ns, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (rank > 0) write (u, *) 'exscan', ierr, sum(sb), sb(1), sb(ns)
+  call mpi_exscan(MPI_IN_PLACE, sa, ns, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (rank > 0) write (u, *) 'exscan in place', ierr, sum(sa)
 
   big = [(rank * 7 + i, i = 1, n * 8)]
   call mpi_scatter(big, 100, MPI_INTEGER, b, 100, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
