@@ -12,10 +12,21 @@ use crate::select::Algorithm;
 
 /// `recv` holds block `rank` of every rank's `send`, in rank order.
 pub(crate) fn linear(ctx: &mut Ctx<'_>, send: &[u8], recv: &mut [u8]) -> Result<()> {
+    let window = ctx.imp.algorithm.window(ctx.size);
+    windowed(ctx, send, recv, window)
+}
+
+/// Sends to rank + 1, + 2, … at most `window` ahead of the receives from
+/// rank − 1, − 2, …
+pub(super) fn windowed(
+    ctx: &mut Ctx<'_>,
+    send: &[u8],
+    recv: &mut [u8],
+    window: usize,
+) -> Result<()> {
     let (r, p) = (ctx.rank, ctx.size);
     let b = send.len() / p;
     recv[nth_block(r, b)].copy_from_slice(&send[nth_block(r, b)]);
-    let window = ctx.imp.algorithm.window(p);
     let mut sent = 1;
     for s in 1..p {
         while sent < p && sent < s + window {

@@ -57,7 +57,7 @@ pub(super) fn plan(
         }
         (Algorithm::Rabenseifner, Collective::Allreduce) => rabenseifner(&mut plan, bytes),
         (Algorithm::Dissemination, Collective::Barrier) => dissemination(&mut plan),
-        (Algorithm::Pairwise, Collective::Alltoall) => pairwise_alltoall(&mut plan, bytes),
+        (Algorithm::Pairwise, Collective::Alltoall) => linear_alltoall(&mut plan, bytes, 1),
         (Algorithm::Linear(_), Collective::Alltoall) => {
             linear_alltoall(&mut plan, bytes, imp.algorithm.window(ranks))
         }
@@ -249,18 +249,8 @@ fn ring_allgather(plan: &mut Plan, b: usize) {
     }
 }
 
-fn pairwise_alltoall(plan: &mut Plan, b: usize) {
-    let p = plan.ops.len();
-    for rank in 0..p {
-        for s in 1..p {
-            plan.send(rank, (rank + s) % p, b);
-            plan.recv(rank, (rank + p - s) % p);
-        }
-    }
-}
-
 /// As `coll::alltoall::linear` orders them: sends run at most `window`
-/// ahead of the receives.
+/// ahead of the receives (pairwise: one).
 fn linear_alltoall(plan: &mut Plan, b: usize, window: usize) {
     let p = plan.ops.len();
     for rank in 0..p {
