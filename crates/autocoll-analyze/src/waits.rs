@@ -2,8 +2,9 @@
 //!
 //! With e the times ranks enter and l the times they leave (their `Done`),
 //! on the common clock, following Scalasca's pattern code
-//! (`MPI.pattern`: MPI_LATEBROADCAST, MPI_EARLYREDUCE, MPI_EARLYSCAN, MPI_WAIT_NXN,
-//! MPI_NXN_COMPLETION, MPI_BARRIER_WAIT, MPI_BARRIER_COMPLETION):
+//! (`MPI.pattern`: MPI_LATEBROADCAST, MPI_EARLYREDUCE, MPI_EARLYSCAN,
+//! MPI_WAIT_NXN, MPI_NXN_COMPLETION, MPI_BARRIER_WAIT,
+//! MPI_BARRIER_COMPLETION):
 //! - Late Broadcast (bcast, scatter), each rank but the root:
 //!   min(e_root, l_i) − e_i;
 //! - Early Reduce (reduce, gather), the root only: min(earliest sender's
@@ -12,8 +13,8 @@
 //!   its arrival wait, a per-node quantity);
 //! - Early Scan (scan, exscan), each rank but the first: min(latest e of
 //!   the ranks before it, l_i) − e_i;
-//! - Wait at N x N (allreduce, allgather, alltoall) and Wait at Barrier, each rank:
-//!   min(latest e, l_i) − e_i;
+//! - Wait at N x N (allreduce, allgather, alltoall) and Wait at Barrier,
+//!   each rank: min(latest e, l_i) − e_i;
 //! - N x N Completion and Barrier Completion, each rank: l_i − earliest l.
 //!
 //! A negative value is counted as 0, as Scalasca does. Ranks without a file

@@ -2,8 +2,8 @@
 //!
 //! `MPI_IN_PLACE` is resolved per operation as the standard defines it:
 //! allreduce, allgather, alltoall, scan and exscan on any rank, reduce and
-//! gather at the root's send buffer, scatter at the root's receive buffer. A side that is not
-//! one block of memory (a vector type, a struct with holes, data at
+//! gather at the root's send buffer, scatter at the root's receive
+//! buffer. A side that is not one block of memory (a vector type, a struct with holes, data at
 //! `MPI_BOTTOM`) is packed with `MPI_Pack` into a scratch buffer before the
 //! call and, where the call writes it, unpacked after: the algorithms see
 //! the type signature's bytes, which every rank agrees on whatever

@@ -3,9 +3,10 @@
 //! Design in brief. Preloaded (`LD_PRELOAD`, or `autocoll mpirun`), the
 //! library defines `MPI_Bcast`, `MPI_Reduce`, `MPI_Allreduce`,
 //! `MPI_Scatter`, `MPI_Gather`, `MPI_Allgather`, `MPI_Alltoall`,
-//! `MPI_Scan`, `MPI_Exscan` and `MPI_Barrier` and their Fortran names, and reaches the MPI library only through `PMPI_*`. A
-//! call is checked first (`coll::plan`): anything the library does not
-//! handle goes to `PMPI_<Op>` unchanged and is counted. The others run on
+//! `MPI_Scan`, `MPI_Exscan` and `MPI_Barrier` and their Fortran names,
+//! and reaches the MPI library only through `PMPI_*`. A call is checked
+//! first (`coll::plan`): anything the library does not handle goes to
+//! `PMPI_<Op>` unchanged and is counted. The others run on
 //! an autocoll [`Communicator`](autocoll::Communicator) over a private
 //! duplicate of the program's communicator (`state`), whose selector
 //! picks per call among autocoll's implementations and the MPI library's

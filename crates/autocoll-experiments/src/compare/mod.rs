@@ -12,8 +12,8 @@ use autocoll::Collective;
 /// autocoll's candidates per collective: the shapes that win on switched
 /// Ethernet (pipelined chains with two segment sizes, binomial for small
 /// messages, a segmented binary tree; ring, Rabenseifner and recursive
-/// doubling for allreduce and allgather; every alltoall), kept few so that the run lasts
-/// minutes, not hours.
+/// doubling for allreduce and allgather; every alltoall and scan
+/// algorithm), kept few so that the run lasts minutes, not hours.
 pub fn candidates(op: Collective) -> &'static str {
     match op {
         Collective::Bcast => {

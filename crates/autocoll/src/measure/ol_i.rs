@@ -3,8 +3,8 @@
 //!
 //! Fan-out (bcast, scatter) and symmetric (allreduce, allgather, alltoall,
 //! barrier): for each rank i the leader measures the round trip RTT_i with
-//! M empty ping-pongs, then times M pairs of (call, empty acknowledgement from i
-//! alone): E_i. OL_i = E_i − RTT_i/2 is the time from the leader entering
+//! M empty ping-pongs, then times M pairs of (call, empty acknowledgement
+//! from i alone): E_i. OL_i = E_i − RTT_i/2 is the time from the leader entering
 //! the call to i leaving it. Only i's path is kept free of pipelining; the
 //! other ranks may still be busy with earlier calls, which is harmless as
 //! long as no rank on i's path is slower than E_i (the paper's condition).

@@ -171,8 +171,9 @@ pub fn to_ompi(table: &Table, version: u32) -> String {
 }
 
 /// The communicator sizes that start a section. Allgather's and
-/// alltoall's message size grows with P, so its byte boundaries hold for one size only: it gets a
-/// section per size (up to a bound; beyond, the range's first size).
+/// alltoall's message size grows with P, so their byte boundaries hold
+/// for one size only: each gets a section per size (up to a bound;
+/// beyond, the range's first size).
 fn ompi_sizes(rules: &[&Rule], op: Collective) -> BTreeSet<usize> {
     const MOST: usize = 1024;
     let grows = matches!(op, Collective::Allgather | Collective::Alltoall);
