@@ -34,68 +34,78 @@ pub fn id(op: Collective, forced: Option<Forced>) -> String {
 /// lists them.
 pub fn ompi_algorithms(op: Collective) -> &'static [&'static str] {
     match op {
-        Collective::Bcast => &[
-            "ignore",
-            "basic_linear",
-            "chain",
-            "pipeline",
-            "split_binary_tree",
-            "binary_tree",
-            "binomial",
-            "knomial",
-            "scatter_allgather",
-            "scatter_allgather_ring",
-        ],
-        Collective::Reduce => &[
-            "ignore",
-            "linear",
-            "chain",
-            "pipeline",
-            "binary",
-            "binomial",
-            "in-order_binary",
-            "rabenseifner",
-        ],
-        Collective::Allreduce => &[
-            "ignore",
-            "basic_linear",
-            "nonoverlapping",
-            "recursive_doubling",
-            "ring",
-            "segmented_ring",
-            "rabenseifner",
-        ],
-        Collective::Scatter => &["ignore", "basic_linear", "binomial", "linear_nb"],
-        Collective::Gather => &["ignore", "basic_linear", "binomial", "linear_sync"],
-        Collective::Allgather => &[
-            "ignore",
-            "linear",
-            "bruck",
-            "recursive_doubling",
-            "ring",
-            "neighbor",
-            "two_proc",
-        ],
-        Collective::Barrier => &[
-            "ignore",
-            "linear",
-            "double_ring",
-            "recursive_doubling",
-            "bruck",
-            "two_proc",
-            "tree",
-        ],
-        Collective::Alltoall => &[
-            "ignore",
-            "linear",
-            "pairwise",
-            "modified_bruck",
-            "linear_sync",
-            "two_proc",
-        ],
-        Collective::Scan | Collective::Exscan => &["ignore", "linear", "recursive_doubling"],
+        Collective::Bcast => BCAST,
+        Collective::Reduce => REDUCE,
+        Collective::Allreduce => ALLREDUCE,
+        Collective::Scatter => SCATTER,
+        Collective::Gather => GATHER,
+        Collective::Allgather => ALLGATHER,
+        Collective::Barrier => BARRIER,
+        Collective::Alltoall => ALLTOALL,
+        Collective::Scan | Collective::Exscan => SCAN,
     }
 }
+
+const BCAST: &[&str] = &[
+    "ignore",
+    "basic_linear",
+    "chain",
+    "pipeline",
+    "split_binary_tree",
+    "binary_tree",
+    "binomial",
+    "knomial",
+    "scatter_allgather",
+    "scatter_allgather_ring",
+];
+const REDUCE: &[&str] = &[
+    "ignore",
+    "linear",
+    "chain",
+    "pipeline",
+    "binary",
+    "binomial",
+    "in-order_binary",
+    "rabenseifner",
+];
+const ALLREDUCE: &[&str] = &[
+    "ignore",
+    "basic_linear",
+    "nonoverlapping",
+    "recursive_doubling",
+    "ring",
+    "segmented_ring",
+    "rabenseifner",
+];
+const SCATTER: &[&str] = &["ignore", "basic_linear", "binomial", "linear_nb"];
+const GATHER: &[&str] = &["ignore", "basic_linear", "binomial", "linear_sync"];
+const ALLGATHER: &[&str] = &[
+    "ignore",
+    "linear",
+    "bruck",
+    "recursive_doubling",
+    "ring",
+    "neighbor",
+    "two_proc",
+];
+const BARRIER: &[&str] = &[
+    "ignore",
+    "linear",
+    "double_ring",
+    "recursive_doubling",
+    "bruck",
+    "two_proc",
+    "tree",
+];
+const ALLTOALL: &[&str] = &[
+    "ignore",
+    "linear",
+    "pairwise",
+    "modified_bruck",
+    "linear_sync",
+    "two_proc",
+];
+const SCAN: &[&str] = &["ignore", "linear", "recursive_doubling"];
 
 /// The MCA parameters (as `OMPI_MCA_*` environment variables) that make
 /// Open MPI's tuned component run algorithm `forced` for `op`, after

@@ -57,69 +57,35 @@ impl Buffers {
     /// call (MPI forbids it).
     pub unsafe fn new(a: &Args, l: Layout) -> Result<Buffers, c_int> {
         let at_root = l.rank == l.root;
-        // A side of `blocks` rank blocks (the whole of a root's side: every
-        // rank's block, in rank order; `plan` bounded its size).
-        let send = |blocks: usize| Desc {
-            buf: a.send as *mut c_void,
-            count: a.scount * blocks as c_int,
-            dtype: a.stype,
-            len: l.bytes * blocks,
-        };
-        let recv = |blocks: usize| Desc {
-            buf: a.recv,
-            count: a.rcount * blocks as c_int,
-            dtype: a.rtype,
-            len: l.bytes * blocks,
-        };
         let in_place = sys::is_in_place(a.send);
-        let reads = |d: Desc| Side::read(d, a.comm);
-        let writes = |d: Desc| Side::write(d, a.comm);
+        let p = Program { a, l };
         let (send, recv) = match a.op {
-            Collective::Bcast => (Side::Empty, writes(recv(1))?),
+            Collective::Bcast => (Side::Empty, p.writes(1)?),
             // Exscan's result at rank 0 is undefined and its buffer may be
             // anything: scratch takes what the algorithm (never) writes.
             Collective::Exscan if l.rank == 0 && !in_place => {
-                (reads(send(1))?, Side::Owned(vec![0; l.bytes]))
+                (p.reads(1)?, Side::Owned(vec![0; l.bytes]))
             }
             Collective::Reduce | Collective::Allreduce | Collective::Scan | Collective::Exscan => {
-                let receives = !a.op.rooted() || at_root;
-                let out = if receives {
-                    writes(recv(1))?
-                } else {
-                    Side::Empty
+                let out = match !a.op.rooted() || at_root {
+                    true => p.writes(1)?,
+                    false => Side::Empty,
                 };
-                let input = if in_place {
-                    out.own(0, l.bytes)
-                } else {
-                    reads(send(1))?
-                };
-                (input, out)
+                p.input(out, 0, 1, in_place)?
             }
             Collective::Scatter if at_root => {
                 let out = match sys::is_in_place(a.recv) {
                     true => Side::Owned(vec![0; l.bytes]),
-                    false => writes(recv(1))?,
+                    false => p.writes(1)?,
                 };
-                (reads(send(l.size))?, out)
+                (p.reads(l.size)?, out)
             }
-            Collective::Scatter => (Side::Empty, writes(recv(1))?),
-            Collective::Gather if !at_root => (reads(send(1))?, Side::Empty),
+            Collective::Scatter => (Side::Empty, p.writes(1)?),
+            Collective::Gather if !at_root => (p.reads(1)?, Side::Empty),
             Collective::Gather | Collective::Allgather => {
-                let out = writes(recv(l.size))?;
-                let input = match in_place {
-                    true => out.own(l.rank * l.bytes, l.bytes),
-                    false => reads(send(1))?,
-                };
-                (input, out)
+                p.input(p.writes(l.size)?, l.rank, 1, in_place)?
             }
-            Collective::Alltoall => {
-                let out = writes(recv(l.size))?;
-                let input = match in_place {
-                    true => out.own(0, l.size * l.bytes),
-                    false => reads(send(l.size))?,
-                };
-                (input, out)
-            }
+            Collective::Alltoall => p.input(p.writes(l.size)?, 0, l.size, in_place)?,
             Collective::Barrier => (Side::Empty, Side::Empty),
         };
         Ok(Buffers {
@@ -160,6 +126,53 @@ impl Buffers {
             sys::ok(code)?;
         }
         Ok(())
+    }
+}
+
+/// The program's arguments to one call, read in rank blocks.
+struct Program<'a> {
+    a: &'a Args,
+    l: Layout,
+}
+
+impl Program<'_> {
+    /// `blocks` rank blocks of the send side (a root's whole side is every
+    /// rank's block, in rank order; `plan` bounded its size).
+    fn reads(&self, blocks: usize) -> Result<Side, c_int> {
+        let d = Desc {
+            buf: self.a.send as *mut c_void,
+            count: self.a.scount * blocks as c_int,
+            dtype: self.a.stype,
+            len: self.l.bytes * blocks,
+        };
+        Side::read(d, self.a.comm)
+    }
+
+    /// `blocks` rank blocks of the receive side.
+    fn writes(&self, blocks: usize) -> Result<Side, c_int> {
+        let d = Desc {
+            buf: self.a.recv,
+            count: self.a.rcount * blocks as c_int,
+            dtype: self.a.rtype,
+            len: self.l.bytes * blocks,
+        };
+        Side::write(d, self.a.comm)
+    }
+
+    /// The input beside `out`: in place, a copy of `blocks` blocks of `out`
+    /// from block `at` on; else `blocks` blocks of the send side.
+    fn input(
+        &self,
+        out: Side,
+        at: usize,
+        blocks: usize,
+        in_place: bool,
+    ) -> Result<(Side, Side), c_int> {
+        let input = match in_place {
+            true => out.own(at * self.l.bytes, blocks * self.l.bytes),
+            false => self.reads(blocks)?,
+        };
+        Ok((input, out))
     }
 }
 

@@ -50,70 +50,77 @@ impl<'a> Call<'a> {
 
 /// Picks the algorithm family's code for the call.
 pub(crate) fn dispatch(ctx: &mut Ctx<'_>, tree: Option<&Tree>, call: Call<'_>) -> Result<()> {
+    match (&ctx.imp.algorithm, tree) {
+        (Algorithm::Native, _) => Err(Error::Config(format!(
+            "`{}` is the MPI library's own algorithm: only the MPI interposition library runs it",
+            ctx.imp
+        ))),
+        (_, Some(t)) => over_tree(ctx, t, call),
+        (_, None) => treeless(ctx, call),
+    }
+}
+
+/// The call on a tree: one segmented pipeline per data-flow pattern.
+fn over_tree(ctx: &mut Ctx<'_>, t: &Tree, call: Call<'_>) -> Result<()> {
     let seg = segment_bytes(ctx.imp, call.elem);
     let combine = || call.combine.expect("reductions carry their op");
-    match (call.op, &ctx.imp.algorithm, tree) {
-        (Collective::Bcast, _, Some(t)) => super::bcast::bcast(ctx, t, call.recv, seg, 0),
-        (Collective::Reduce, _, Some(t)) => {
+    match call.op {
+        Collective::Bcast => super::bcast::bcast(ctx, t, call.recv, seg, 0),
+        Collective::Reduce => {
             let recv = call.recv;
             super::reduce::reduce(ctx, t, call.send, seg, combine(), |_, _, range, acc| {
                 recv[range].copy_from_slice(&acc);
                 Ok(())
             })
         }
-        (Collective::Scatter, _, Some(t)) => {
-            super::scatter::scatter(ctx, t, call.send, call.recv, seg)
-        }
-        (Collective::Gather, _, Some(t)) => {
-            super::gather::gather(ctx, t, call.send, call.recv, seg)
-        }
-        (Collective::Allreduce, _, Some(t)) => {
+        Collective::Scatter => super::scatter::scatter(ctx, t, call.send, call.recv, seg),
+        Collective::Gather => super::gather::gather(ctx, t, call.send, call.recv, seg),
+        Collective::Allreduce => {
             super::allreduce::tree(ctx, t, call.send, call.recv, seg, combine())
         }
-        (Collective::Allreduce, Algorithm::Ring, None) => {
-            super::allreduce::ring(ctx, call.send, call.recv, call.elem, combine())
+        Collective::Allgather => super::allgather::tree(ctx, t, call.send, call.recv, seg),
+        Collective::Barrier => super::barrier::tree(ctx, t),
+        op => Err(wrong_op(op, &ctx.imp.algorithm)),
+    }
+}
+
+/// The call by a named algorithm of its own.
+fn treeless(ctx: &mut Ctx<'_>, call: Call<'_>) -> Result<()> {
+    let seg = segment_bytes(ctx.imp, call.elem);
+    let combine = || call.combine.expect("reductions carry their op");
+    let (send, recv) = (call.send, call.recv);
+    let exclusive = call.op == Collective::Exscan;
+    match (call.op, &ctx.imp.algorithm) {
+        (Collective::Allreduce, Algorithm::Ring) => {
+            super::allreduce::ring(ctx, send, recv, call.elem, combine())
         }
-        (Collective::Allreduce, Algorithm::RecursiveDoubling, None) => {
-            super::allreduce::recursive_doubling(ctx, call.send, call.recv, combine())
+        (Collective::Allreduce, Algorithm::RecursiveDoubling) => {
+            super::allreduce::recursive_doubling(ctx, send, recv, combine())
         }
-        (Collective::Allreduce, Algorithm::Rabenseifner, None) => {
-            super::allreduce::rabenseifner(ctx, call.send, call.recv, call.elem, combine())
+        (Collective::Allreduce, Algorithm::Rabenseifner) => {
+            super::allreduce::rabenseifner(ctx, send, recv, call.elem, combine())
         }
-        (Collective::Allgather, _, Some(t)) => {
-            super::allgather::tree(ctx, t, call.send, call.recv, seg)
+        (Collective::Allgather, Algorithm::Ring) => super::allgather::ring(ctx, send, recv),
+        (Collective::Allgather, Algorithm::RecursiveDoubling) => {
+            super::allgather::recursive_doubling(ctx, send, recv)
         }
-        (Collective::Allgather, Algorithm::Ring, None) => {
-            super::allgather::ring(ctx, call.send, call.recv)
+        (Collective::Alltoall, Algorithm::Pairwise) => super::alltoall::pairwise(ctx, send, recv),
+        (Collective::Alltoall, Algorithm::Bruck) => super::alltoall::bruck(ctx, send, recv),
+        (Collective::Alltoall, Algorithm::Linear(_)) => super::alltoall::linear(ctx, send, recv),
+        (Collective::Scan | Collective::Exscan, Algorithm::Linear(None)) => {
+            super::scan::linear(ctx, send, recv, seg, exclusive, combine())
         }
-        (Collective::Allgather, Algorithm::RecursiveDoubling, None) => {
-            super::allgather::recursive_doubling(ctx, call.send, call.recv)
+        (Collective::Scan | Collective::Exscan, Algorithm::RecursiveDoubling) => {
+            super::scan::recursive_doubling(ctx, send, recv, exclusive, combine())
         }
-        (Collective::Alltoall, Algorithm::Pairwise, None) => {
-            super::alltoall::pairwise(ctx, call.send, call.recv)
-        }
-        (Collective::Alltoall, Algorithm::Bruck, None) => {
-            super::alltoall::bruck(ctx, call.send, call.recv)
-        }
-        (Collective::Alltoall, Algorithm::Linear(_), None) => {
-            super::alltoall::linear(ctx, call.send, call.recv)
-        }
-        (op @ (Collective::Scan | Collective::Exscan), Algorithm::Linear(None), None) => {
-            let exclusive = op == Collective::Exscan;
-            super::scan::linear(ctx, call.send, call.recv, seg, exclusive, combine())
-        }
-        (op @ (Collective::Scan | Collective::Exscan), Algorithm::RecursiveDoubling, None) => {
-            let exclusive = op == Collective::Exscan;
-            super::scan::recursive_doubling(ctx, call.send, call.recv, exclusive, combine())
-        }
-        (Collective::Barrier, _, Some(t)) => super::barrier::tree(ctx, t),
-        (Collective::Barrier, Algorithm::Dissemination, None) => super::barrier::dissemination(ctx),
-        (_, Algorithm::Native, _) => Err(Error::Config(format!(
-            "`{}` is the MPI library's own algorithm: only the MPI interposition library runs it",
-            ctx.imp
-        ))),
-        (op, alg, _) => Err(Error::WrongOp {
-            imp: alg.name().to_string(),
-            op: op.to_string(),
-        }),
+        (Collective::Barrier, Algorithm::Dissemination) => super::barrier::dissemination(ctx),
+        (op, alg) => Err(wrong_op(op, alg)),
+    }
+}
+
+fn wrong_op(op: Collective, alg: &Algorithm) -> Error {
+    Error::WrongOp {
+        imp: alg.name().to_string(),
+        op: op.to_string(),
     }
 }

@@ -137,35 +137,39 @@ impl Implementation {
         }
     }
 
+    /// Why a tree algorithm does not fit its op, if it does not.
+    fn validate_tree(&self, shape: &Shape) -> Result<(), String> {
+        if !self.op.over_trees() {
+            return Err(format!(
+                "{} runs over no tree (its algorithms: {})",
+                self.op,
+                named_list(self.op)
+            ));
+        }
+        if let Some(k) = shape.k() {
+            if k < 2 {
+                return Err(format!("k must be at least 2, got {k}"));
+            }
+        }
+        if self.op == Collective::Barrier && self.seg.is_some() {
+            return Err("a barrier carries no data to segment".into());
+        }
+        if let Shape::Hier(h) = shape {
+            h.check().map_err(|e| match e {
+                Error::Tree(why) => why,
+                other => other.to_string(),
+            })?;
+        }
+        Ok(())
+    }
+
     fn validate(&self) -> Result<(), Error> {
         let fail = |reason: String| Error::ParseImpl {
             input: self.to_string(),
             reason,
         };
         match &self.algorithm {
-            Algorithm::Tree(shape) => {
-                if !self.op.over_trees() {
-                    return Err(fail(format!(
-                        "{} runs over no tree (its algorithms: {})",
-                        self.op,
-                        named_list(self.op)
-                    )));
-                }
-                if let Some(k) = shape.k() {
-                    if k < 2 {
-                        return Err(fail(format!("k must be at least 2, got {k}")));
-                    }
-                }
-                if self.op == Collective::Barrier && self.seg.is_some() {
-                    return Err(fail("a barrier carries no data to segment".into()));
-                }
-                if let Shape::Hier(h) = shape {
-                    h.check().map_err(|e| match e {
-                        Error::Tree(why) => fail(why),
-                        other => fail(other.to_string()),
-                    })?;
-                }
-            }
+            Algorithm::Tree(shape) => self.validate_tree(shape).map_err(fail)?,
             Algorithm::Native => {
                 if self.seg.is_some() {
                     return Err(fail("`mpi` takes no segment size".into()));
