@@ -13,7 +13,8 @@
 //!   its arrival wait, a per-node quantity);
 //! - Early Scan (scan, exscan), each rank but the first: min(latest e of
 //!   the ranks before it, l_i) − e_i;
-//! - Wait at N x N (allreduce, allgather, alltoall) and Wait at Barrier,
+//! - Wait at N x N (allreduce, allgather, alltoall, reduce-scatter) and
+//!   Wait at Barrier,
 //!   each rank: min(latest e, l_i) − e_i;
 //! - N x N Completion and Barrier Completion, each rank: l_i − earliest l.
 //!
@@ -35,9 +36,10 @@ pub fn patterns(op: Collective) -> (&'static str, Option<&'static str>) {
     match op {
         Collective::Bcast | Collective::Scatter => ("Late Broadcast", None),
         Collective::Reduce | Collective::Gather => ("Early Reduce", None),
-        Collective::Allreduce | Collective::Allgather | Collective::Alltoall => {
-            ("Wait at N x N", Some("N x N Completion"))
-        }
+        Collective::Allreduce
+        | Collective::Allgather
+        | Collective::Alltoall
+        | Collective::ReduceScatter => ("Wait at N x N", Some("N x N Completion")),
         Collective::Barrier => ("Wait at Barrier", Some("Barrier Completion")),
         Collective::Scan | Collective::Exscan => ("Early Scan", None),
     }
@@ -93,6 +95,7 @@ pub fn of_call(view: &View) -> Vec<Option<(f64, Option<f64>)>> {
         Collective::Allreduce
         | Collective::Allgather
         | Collective::Alltoall
+        | Collective::ReduceScatter
         | Collective::Barrier => {
             let latest = present().map(|(_, v)| v.enter()).max().unwrap_or(0);
             let first_out = present().map(|(_, v)| v.done()).min().unwrap_or(0);

@@ -43,6 +43,15 @@ pub fn ompi_algorithms(op: Collective) -> &'static [&'static str] {
         Collective::Barrier => BARRIER,
         Collective::Alltoall => ALLTOALL,
         Collective::Scan | Collective::Exscan => SCAN,
+        Collective::ReduceScatter => REDUCE_SCATTER_BLOCK,
+    }
+}
+
+/// The collective's name in Open MPI's MCA parameters.
+fn mca_name(op: Collective) -> &'static str {
+    match op {
+        Collective::ReduceScatter => "reduce_scatter_block",
+        op => op.name(),
     }
 }
 
@@ -106,6 +115,13 @@ const ALLTOALL: &[&str] = &[
     "two_proc",
 ];
 const SCAN: &[&str] = &["ignore", "linear", "recursive_doubling"];
+const REDUCE_SCATTER_BLOCK: &[&str] = &[
+    "ignore",
+    "basic_linear",
+    "recursive_doubling",
+    "recursive_halving",
+    "butterfly",
+];
 
 /// The MCA parameters (as `OMPI_MCA_*` environment variables) that make
 /// Open MPI's tuned component run algorithm `forced` for `op`, after
@@ -113,6 +129,7 @@ const SCAN: &[&str] = &["ignore", "linear", "recursive_doubling"];
 pub fn mca_env(op: Collective, forced: Forced) -> Result<Vec<(String, String)>, Failure> {
     let alg = forced.alg;
     let names = ompi_algorithms(op);
+    let name = mca_name(op);
     if alg == 0 || alg as usize >= names.len() {
         let known: Vec<String> = names
             .iter()
@@ -128,13 +145,13 @@ pub fn mca_env(op: Collective, forced: Forced) -> Result<Vec<(String, String)>, 
     let mut env = vec![
         ("OMPI_MCA_coll_tuned_use_dynamic_rules".into(), "1".into()),
         (
-            format!("OMPI_MCA_coll_tuned_{op}_algorithm"),
+            format!("OMPI_MCA_coll_tuned_{name}_algorithm"),
             alg.to_string(),
         ),
     ];
     if let Some(seg) = forced.seg {
         env.push((
-            format!("OMPI_MCA_coll_tuned_{op}_algorithm_segmentsize"),
+            format!("OMPI_MCA_coll_tuned_{name}_algorithm_segmentsize"),
             seg.to_string(),
         ));
     }

@@ -62,6 +62,15 @@ fn named(op: Collective, name: &str) -> &'static str {
         "linear" if op.scans() => {
             "a pipeline along the ranks: each segment from rank-1, combined, on to rank+1"
         }
+        "ring" if op == Collective::ReduceScatter => {
+            "step s: pass block rank-s-1's partial result on to rank+1, add to rank-s-2's (P-1 steps)"
+        }
+        "pairwise" if op == Collective::ReduceScatter => {
+            "step s: send block rank+s to its rank, combine block rank from rank-s (P-1 steps)"
+        }
+        "recursive-halving" => {
+            "round j: keep the half of the blocks with this rank's, combine the partner's copy (log2 P rounds)"
+        }
         "ring" => "reduce-scatter + allgather around a ring (allgather: P-1 shifts)",
         "recursive-doubling" => "log2 P pairwise exchanges of everything held",
         "rabenseifner" => "reduce-scatter by recursive halving, allgather by recursive doubling",
@@ -84,6 +93,7 @@ fn over_trees(op: Collective) -> Option<&'static str> {
         Collective::Allreduce => "reduce then bcast over the tree",
         Collective::Allgather => "gather then bcast over the tree",
         Collective::Barrier => "fan-in then fan-out over the tree",
+        Collective::ReduceScatter => "reduce the whole vector, then scatter its blocks",
         Collective::Alltoall | Collective::Scan | Collective::Exscan => return None,
     })
 }

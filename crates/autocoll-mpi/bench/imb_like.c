@@ -8,8 +8,9 @@
  *            [-iter N] [-time SECS]
  *
  * -ops LIST   comma list of bcast reduce allreduce allgather gather scatter
- *             barrier alltoall scan exscan (any case, e.g. Bcast), or all
- *             (default), run in that order (IMB's, then the three after it)
+ *             barrier alltoall scan exscan reduce_scatter_block (any case,
+ *             e.g. Bcast), or all (default), run in that order (IMB's, then
+ *             the four after it)
  * -min BYTES  smallest size (default 1), -max BYTES the largest (default
  *             4M): the powers of two between; a size may end in K or M
  * -sizes LIST comma list of sizes instead (0 allowed)
@@ -27,7 +28,9 @@
  * Sizes are per rank: the message of bcast, reduce, allreduce and the
  * scans, what each rank sends in gather and allgather and receives in
  * scatter, the block each rank sends each other in alltoall, as
- * MPI_BYTE. Reductions (scans too) are MPI_SUM over MPI_FLOAT, count = bytes / 4, as
+ * MPI_BYTE, and the block each rank gets in reduce_scatter_block (of a
+ * vector of P blocks; IMB names the vector). Reductions (scans and
+ * reduce_scatter_block too) are MPI_SUM over MPI_FLOAT, count = bytes / 4, as
  * IMB's: sizes that are not a multiple of 4 (1 and 2 of the default list)
  * are skipped for them, as IMB skips them. barrier has one point, 0 bytes.
  *
@@ -65,10 +68,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum op { BCAST, REDUCE, ALLREDUCE, ALLGATHER, GATHER, SCATTER, BARRIER, ALLTOALL, SCAN, EXSCAN, NOPS };
+enum op {
+    BCAST, REDUCE, ALLREDUCE, ALLGATHER, GATHER, SCATTER, BARRIER, ALLTOALL, SCAN, EXSCAN,
+    REDUCE_SCATTER, NOPS
+};
 static const char *const names[NOPS] = {"bcast",   "reduce",  "allreduce", "allgather",
                                         "gather",  "scatter", "barrier",   "alltoall",
-                                        "scan",    "exscan"};
+                                        "scan",    "exscan",  "reduce_scatter_block"};
 
 #define OVERALL_VOL ((size_t)40 << 20) /* IMB's overall volume per size */
 #define N_BARR 2                       /* barriers before a timed loop, as IMB */
@@ -88,7 +94,7 @@ static void usage(const char *why)
                 "usage: imb_like [-ops LIST] [-min BYTES] [-max BYTES] [-sizes LIST] [-iter N] "
                 "[-time SECS]\n"
                 "  -ops: bcast,reduce,allreduce,allgather,gather,scatter,barrier,alltoall,scan,\n"
-                "        exscan or all (default)\n"
+                "        exscan,reduce_scatter_block or all (default)\n"
                 "  -min/-max: powers of two from MIN to MAX (default 1 and 4M; K or M allowed)\n"
                 "  -sizes: a comma list of sizes instead\n"
                 "  -iter: repetitions at most (default 1000); -time: seconds per size at most "
@@ -122,7 +128,7 @@ static unsigned char pattern(size_t i, int who, int salt)
 
 static int is_reduction(enum op op)
 {
-    return op == REDUCE || op == ALLREDUCE || op == SCAN || op == EXSCAN;
+    return op == REDUCE || op == ALLREDUCE || op == SCAN || op == EXSCAN || op == REDUCE_SCATTER;
 }
 static int is_blocks(enum op op)
 {
@@ -163,6 +169,9 @@ static void call(enum op op, MPI_Comm comm, int root, void *s, void *r, int byte
     case EXSCAN:
         MPI_Exscan(s, r, count, MPI_FLOAT, MPI_SUM, comm);
         break;
+    case REDUCE_SCATTER:
+        MPI_Reduce_scatter_block(s, r, count, MPI_FLOAT, MPI_SUM, comm);
+        break;
     default:
         abort();
     }
@@ -182,8 +191,9 @@ static void prepare(enum op op, int root, unsigned char *s, unsigned char *r, si
     case ALLREDUCE:
     case SCAN:
     case EXSCAN:
-        for (int i = 0; i < count; i++)
-            ((float *)s)[i] = (float)(rank + i % 7);
+    case REDUCE_SCATTER:
+        for (size_t i = 0; i < (size_t)count * (op == REDUCE_SCATTER ? n : 1); i++)
+            ((float *)s)[i] = (float)((size_t)rank + i % 7);
         for (int i = 0; i < count; i++)
             ((float *)r)[i] = -1.0f;
         break;
@@ -232,12 +242,15 @@ static int check(enum op op, int root, const unsigned char *s, const unsigned ch
     case ALLREDUCE:
     case SCAN:
     case EXSCAN:
+    case REDUCE_SCATTER:
         if ((op == REDUCE && rank != root) || (op == EXSCAN && rank == 0))
             break;
-        /* The ranks summed: all, or those up to (scan) or before (exscan) this one. */
+        /* The ranks summed: all, or those up to (scan) or before (exscan)
+         * this one; reduce_scatter_block's block starts at element rank × count. */
         double m = op == SCAN ? rank + 1 : op == EXSCAN ? rank : (double)n;
+        long off = op == REDUCE_SCATTER ? (long)rank * count : 0;
         for (int i = 0; i < count; i++) {
-            float want = (float)(m * (m - 1) / 2 + m * (i % 7));
+            float want = (float)(m * (m - 1) / 2 + m * ((off + i) % 7));
             float got = ((const float *)r)[i];
             if (got != want) {
                 fprintf(stderr,
@@ -368,7 +381,8 @@ static int benchmark(enum op op, const size_t *sizes, int nsizes, long iter, dou
             top = sizes[k];
     if (op == BARRIER)
         top = 0;
-    size_t cap = (top < 4 ? 4 : top) * (is_blocks(op) ? (size_t)nprocs : 1);
+    int per_rank = is_blocks(op) || op == REDUCE_SCATTER;
+    size_t cap = (top < 4 ? 4 : top) * (per_rank ? (size_t)nprocs : 1);
     unsigned char *s = xmalloc(cap), *r = xmalloc(cap);
     memset(s, 0, cap);
     memset(r, 0, cap);

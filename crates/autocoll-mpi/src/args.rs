@@ -24,8 +24,11 @@ pub struct Args {
     pub rcount: c_int,
     /// Receive datatype.
     pub rtype: MPI_Datatype,
-    /// The reduction (reduce and allreduce only).
+    /// The reduction (the collectives that combine only).
     pub mpi_op: MPI_Op,
+    /// `MPI_Reduce_scatter`'s receive counts, one per rank (null for
+    /// every other call).
+    pub counts: *const c_int,
     /// The root (rooted collectives only).
     pub root: c_int,
     /// The program's communicator.
@@ -38,8 +41,8 @@ impl Args {
         MPI_Op(std::ptr::null_mut())
     }
 
-    /// Arguments of a call with one buffer side, for the collectives that
-    /// take one datatype (bcast, reduce, allreduce, barrier).
+    /// Arguments of a call with one datatype (bcast, barrier and the
+    /// reductions).
     #[allow(clippy::too_many_arguments)]
     pub fn one_type(
         op: Collective,
@@ -60,8 +63,34 @@ impl Args {
             rcount: count,
             rtype: dtype,
             mpi_op,
+            counts: std::ptr::null(),
             root,
             comm,
+        }
+    }
+
+    /// `MPI_Reduce_scatter`'s arguments: its counts stand for one count
+    /// (`coll::call_counted` reads them) until the counts form runs.
+    pub fn counted(
+        send: *const c_void,
+        recv: *mut c_void,
+        counts: *const c_int,
+        dtype: MPI_Datatype,
+        mpi_op: MPI_Op,
+        comm: MPI_Comm,
+    ) -> Args {
+        Args {
+            counts,
+            ..Self::one_type(
+                Collective::ReduceScatter,
+                send,
+                recv,
+                0,
+                dtype,
+                mpi_op,
+                0,
+                comm,
+            )
         }
     }
 
@@ -87,6 +116,7 @@ impl Args {
             rcount,
             rtype,
             mpi_op: Self::no_op(),
+            counts: std::ptr::null(),
             root,
             comm,
         }

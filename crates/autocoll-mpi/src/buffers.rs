@@ -1,9 +1,9 @@
 //! A call's buffers as the byte slices autocoll's algorithms take.
 //!
 //! `MPI_IN_PLACE` is resolved per operation as the standard defines it:
-//! allreduce, allgather, alltoall, scan and exscan on any rank, reduce and
-//! gather at the root's send buffer, scatter at the root's receive
-//! buffer. A side that is not one block of memory (a vector type, a struct with holes, data at
+//! allreduce, allgather, alltoall, scan, exscan and reduce-scatter on any
+//! rank, reduce and gather at the root's send buffer, scatter at the
+//! root's receive buffer. A side that is not one block of memory (a vector type, a struct with holes, data at
 //! `MPI_BOTTOM`) is packed with `MPI_Pack` into a scratch buffer before the
 //! call and, where the call writes it, unpacked after: the algorithms see
 //! the type signature's bytes, which every rank agrees on whatever
@@ -86,6 +86,12 @@ impl Buffers {
                 p.input(p.writes(l.size)?, l.rank, 1, in_place)?
             }
             Collective::Alltoall => p.input(p.writes(l.size)?, 0, l.size, in_place)?,
+            // In place, the receive buffer holds every rank's block of the
+            // input and gets the result in its first.
+            Collective::ReduceScatter if in_place => {
+                (p.writes(l.size)?.own(0, l.size * l.bytes), p.writes(1)?)
+            }
+            Collective::ReduceScatter => (p.reads(l.size)?, p.writes(1)?),
             Collective::Barrier => (Side::Empty, Side::Empty),
         };
         Ok(Buffers {

@@ -33,6 +33,39 @@ pub fn call(args: Args) -> c_int {
     boundary::guarded(args.op, || native(&args), || run(&args))
 }
 
+/// Runs an `MPI_Reduce_scatter` whose ranks all receive the same count as
+/// the block form (MPI gives every rank the same counts, so every rank
+/// decides alike); other counts go to MPI.
+pub fn call_counted(args: Args) -> c_int {
+    let run_even = || match uniform_count(&args) {
+        Ok(count) => run(&Args {
+            scount: count,
+            rcount: count,
+            ..args
+        }),
+        Err(reason) => Outcome::Pass(reason),
+    };
+    boundary::guarded(args.op, || native(&args), run_even)
+}
+
+/// The one count every rank of `MPI_Reduce_scatter` receives.
+fn uniform_count(a: &Args) -> Result<c_int, Reason> {
+    let invalid = |_code: c_int| Reason::Invalid;
+    if sys::is_inter(a.comm).map_err(invalid)? {
+        return Err(Reason::Intercomm);
+    }
+    let (_, size) = sys::rank_size(a.comm).map_err(invalid)?;
+    if a.counts.is_null() {
+        return Err(Reason::Invalid);
+    }
+    // SAFETY: MPI requires the counts to hold one entry per rank.
+    let counts = unsafe { std::slice::from_raw_parts(a.counts, size) };
+    match counts.iter().all(|&c| c == counts[0]) {
+        true => Ok(counts[0]),
+        false => Err(Reason::UnevenCounts),
+    }
+}
+
 /// The call as the MPI library would run it, untouched.
 pub fn native(a: &Args) -> c_int {
     // SAFETY: the program's own arguments, handed on unchanged to the MPI
@@ -62,6 +95,12 @@ pub fn native(a: &Args) -> c_int {
             Collective::Scan => ffi::PMPI_Scan(a.send, a.recv, a.rcount, a.rtype, a.mpi_op, a.comm),
             Collective::Exscan => {
                 ffi::PMPI_Exscan(a.send, a.recv, a.rcount, a.rtype, a.mpi_op, a.comm)
+            }
+            Collective::ReduceScatter if a.counts.is_null() => {
+                ffi::PMPI_Reduce_scatter_block(a.send, a.recv, a.rcount, a.rtype, a.mpi_op, a.comm)
+            }
+            Collective::ReduceScatter => {
+                ffi::PMPI_Reduce_scatter(a.send, a.recv, a.counts, a.rtype, a.mpi_op, a.comm)
             }
         }
     }
@@ -164,9 +203,11 @@ pub fn plan(a: &Args, known: Option<(usize, usize)>) -> Result<Plan, Reason> {
     let at_root = rank == root;
     let (bytes, elem) = match a.op {
         Collective::Bcast => block(a.recv, a.rcount, a.rtype, false, false)?,
-        Collective::Reduce | Collective::Allreduce | Collective::Scan | Collective::Exscan => {
-            reduction(a, at_root)?
-        }
+        Collective::Reduce
+        | Collective::Allreduce
+        | Collective::Scan
+        | Collective::Exscan
+        | Collective::ReduceScatter => reduction(a, at_root)?,
         Collective::Scatter => blocks(a, at_root, Side::Send)?,
         Collective::Gather => blocks(a, at_root, Side::Recv)?,
         Collective::Allgather | Collective::Alltoall => blocks(a, true, Side::Recv)?,
@@ -224,8 +265,9 @@ fn block(
     Ok((bytes, if combines { info.size.max(1) } else { 1 }))
 }
 
-/// Reduce, allreduce, scan and exscan: one datatype, one op, the receive
-/// side's layout (the send side is the same type and count).
+/// The reductions: one datatype, one op, the receive side's layout (the
+/// send side is the same type, `count` elements or, for reduce-scatter,
+/// one such block per rank).
 fn reduction(a: &Args, at_root: bool) -> Result<(usize, usize), Reason> {
     match sys::op_kind(a.mpi_op).map_err(|_| Reason::Invalid)? {
         OpKind::Commutative => {}

@@ -6,7 +6,7 @@ use autocoll::Collective;
 use mpi::ffi::{MPI_Comm, MPI_Datatype, MPI_Op};
 
 use crate::args::Args;
-use crate::coll::call;
+use crate::coll::{call, call_counted};
 
 /// `MPI_Bcast`.
 #[no_mangle]
@@ -53,7 +53,7 @@ pub extern "C" fn MPI_Reduce(
 }
 
 /// The C entry points of the reductions without a root (allreduce, scan,
-/// exscan): one signature, one body.
+/// exscan, reduce-scatter's block form): one signature, one body.
 macro_rules! combining {
     ($($name:ident => $op:expr),+) => {$(
         #[doc = concat!("`", stringify!($name), "`.")]
@@ -74,8 +74,22 @@ macro_rules! combining {
 combining!(
     MPI_Allreduce => Collective::Allreduce,
     MPI_Scan => Collective::Scan,
-    MPI_Exscan => Collective::Exscan
+    MPI_Exscan => Collective::Exscan,
+    MPI_Reduce_scatter_block => Collective::ReduceScatter
 );
+
+/// `MPI_Reduce_scatter`.
+#[no_mangle]
+pub extern "C" fn MPI_Reduce_scatter(
+    send: *const c_void,
+    recv: *mut c_void,
+    counts: *const c_int,
+    dtype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> c_int {
+    call_counted(Args::counted(send, recv, counts, dtype, op, comm))
+}
 
 /// `MPI_Scatter`.
 #[no_mangle]

@@ -11,7 +11,7 @@ use autocoll::Collective;
 use mpi::ffi::{self, MPI_Comm, MPI_Datatype, MPI_Op};
 
 use crate::args::Args;
-use crate::coll::call;
+use crate::coll::{call, call_counted};
 use crate::sys;
 
 /// A Fortran `INTEGER` (Open MPI's `MPI_Fint`).
@@ -124,7 +124,8 @@ fn reduce(
 fortran!(reduce(s: *const c_void, r: *mut c_void, n: *const Fint, t: *const Fint, o: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_reduce, mpi_reduce_, mpi_reduce__, MPI_REDUCE);
 
-/// Allreduce, scan and exscan: a reduction without a root.
+/// Allreduce, scan, exscan and reduce-scatter's block form: a reduction
+/// without a root.
 #[allow(clippy::too_many_arguments)]
 fn combining(
     which: Collective,
@@ -145,6 +146,26 @@ fortran!(combining[Collective::Scan] (s: *const c_void, r: *mut c_void, n: *cons
     => mpi_scan, mpi_scan_, mpi_scan__, MPI_SCAN);
 fortran!(combining[Collective::Exscan] (s: *const c_void, r: *mut c_void, n: *const Fint, t: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_exscan, mpi_exscan_, mpi_exscan__, MPI_EXSCAN);
+fortran!(combining[Collective::ReduceScatter] (s: *const c_void, r: *mut c_void, n: *const Fint, t: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint)
+    => mpi_reduce_scatter_block, mpi_reduce_scatter_block_, mpi_reduce_scatter_block__, MPI_REDUCE_SCATTER_BLOCK);
+
+/// `MPI_REDUCE_SCATTER`: its counts array is Fortran `INTEGER`s, which are
+/// C `int`s here.
+#[allow(clippy::too_many_arguments)]
+fn reduce_scatter(
+    s: *const c_void,
+    r: *mut c_void,
+    counts: *const Fint,
+    t: *const Fint,
+    o: *const Fint,
+    c: *const Fint,
+    ierr: *mut Fint,
+) {
+    let a = Args::counted(buf(s), buf(r), counts, dtype(t), op(o), comm(c));
+    set(ierr, call_counted(a));
+}
+fortran!(reduce_scatter(s: *const c_void, r: *mut c_void, counts: *const Fint, t: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint)
+    => mpi_reduce_scatter, mpi_reduce_scatter_, mpi_reduce_scatter__, MPI_REDUCE_SCATTER);
 
 /// Scatter, gather, allgather and alltoall (root 0 for the last two).
 #[allow(clippy::too_many_arguments)]

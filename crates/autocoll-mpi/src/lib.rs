@@ -3,7 +3,9 @@
 //! Design in brief. Preloaded (`LD_PRELOAD`, or `autocoll mpirun`), the
 //! library defines `MPI_Bcast`, `MPI_Reduce`, `MPI_Allreduce`,
 //! `MPI_Scatter`, `MPI_Gather`, `MPI_Allgather`, `MPI_Alltoall`,
-//! `MPI_Scan`, `MPI_Exscan` and `MPI_Barrier` and their Fortran names,
+//! `MPI_Scan`, `MPI_Exscan`, `MPI_Reduce_scatter_block`,
+//! `MPI_Reduce_scatter` (when every rank receives the same count) and
+//! `MPI_Barrier` and their Fortran names,
 //! and reaches the MPI library only through `PMPI_*`. A call is checked
 //! first (`coll::plan`): anything the library does not handle goes to
 //! `PMPI_<Op>` unchanged and is counted. The others run on

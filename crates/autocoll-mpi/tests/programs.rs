@@ -109,7 +109,7 @@ fn summary(stderr: &[u8]) -> Vec<(String, u64, u64, u64)> {
         .collect()
 }
 
-const OPS: [&str; 10] = [
+const OPS: [&str; 11] = [
     "bcast",
     "reduce",
     "scatter",
@@ -119,12 +119,13 @@ const OPS: [&str; 10] = [
     "alltoall",
     "scan",
     "exscan",
+    "reduce-scatter",
     "barrier",
 ];
 
 const FIXED: [&str; 2] = [
-    "fixed:bcast:binary:seg=1K,reduce:chain:seg=4K,allreduce:ring,scatter:flat,gather:knomial:k=3,allgather:recursive-doubling,alltoall:bruck,scan:linear:seg=1K,exscan:recursive-doubling,barrier:binomial",
-    "fixed:bcast:chain,reduce:binary,allreduce:rabenseifner,scatter:binary,gather:chain,allgather:ring,alltoall:linear,scan:recursive-doubling,exscan:linear,barrier:dissemination",
+    "fixed:bcast:binary:seg=1K,reduce:chain:seg=4K,allreduce:ring,scatter:flat,gather:knomial:k=3,allgather:recursive-doubling,alltoall:bruck,scan:linear:seg=1K,exscan:recursive-doubling,reduce-scatter:recursive-halving,barrier:binomial",
+    "fixed:bcast:chain,reduce:binary,allreduce:rabenseifner,scatter:binary,gather:chain,allgather:ring,alltoall:linear,scan:recursive-doubling,exscan:linear,reduce-scatter:ring,barrier:dissemination",
 ];
 
 #[test]

@@ -197,6 +197,15 @@ pub trait Native {
         recv: &mut [u8],
         exclusive: bool,
     ) -> crate::error::Result<()>;
+    /// Combines every rank's `send` (one block per rank) with `op` and
+    /// gives each rank its block in `recv`.
+    fn reduce_scatter(
+        &self,
+        dtype: Dtype,
+        op: Builtin,
+        send: &[u8],
+        recv: &mut [u8],
+    ) -> crate::error::Result<()>;
     /// Returns once every rank has called it.
     fn barrier(&self) -> crate::error::Result<()>;
 }
@@ -450,7 +459,12 @@ fn check_reduce<T: Sample>(
     let (p, me, root) = (inputs.p, inputs.me, case.root);
     let n = case.bytes / size_of::<T>();
     let op = Op::<T>::Builtin(config.reduce);
-    let send = inputs.values::<T>(me, 0..n);
+    // Reduce-scatter: every rank sends P blocks and gets block `me`.
+    let (len, mine) = match case.imp.op {
+        Collective::ReduceScatter => (p * n, me * n..(me + 1) * n),
+        _ => (n, 0..n),
+    };
+    let send = inputs.values::<T>(me, 0..len);
     let rooted = case.imp.op == Collective::Reduce;
     let mut recv = if rooted && me != root {
         Vec::new()
@@ -463,6 +477,7 @@ fn check_reduce<T: Sample>(
         Collective::Reduce => comm.reduce_with(imp, &send, &mut recv, &op, root),
         Collective::Scan => comm.scan_with(imp, &send, &mut recv, &op),
         Collective::Exscan => comm.exscan_with(imp, &send, &mut recv, &op),
+        Collective::ReduceScatter => comm.reduce_scatter_with(imp, &send, &mut recv, &op),
         _ => comm.allreduce_with(imp, &send, &mut recv, &op),
     };
     outcome.map_err(|e| e.to_string())?;
@@ -476,9 +491,9 @@ fn check_reduce<T: Sample>(
     if rooted && me != root || upto == 0 {
         return Ok(());
     }
-    let mut want = inputs.values::<T>(0, 0..n);
+    let mut want = inputs.values::<T>(0, mine.clone());
     for r in 1..upto {
-        op.apply(&mut want, &inputs.values::<T>(r, 0..n));
+        op.apply(&mut want, &inputs.values::<T>(r, mine.clone()));
     }
     compare(&format!("{} result", case.imp.op), &recv, &want)?;
     let theirs = theirs.map(|(name, r)| (name, bytemuck::cast_slice::<T, u8>(&r).to_vec()));
@@ -508,6 +523,7 @@ fn native_reduce<T: Sample>(
         Collective::Reduce => lib.reduce(dtype, op, s, r, case.root),
         Collective::Scan => lib.scan(dtype, op, s, r, false),
         Collective::Exscan => lib.scan(dtype, op, s, r, true),
+        Collective::ReduceScatter => lib.reduce_scatter(dtype, op, s, r),
         _ => lib.allreduce(dtype, op, s, r),
     };
     outcome.map_err(|e| format!("{name}: {e}"))?;

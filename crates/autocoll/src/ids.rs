@@ -35,12 +35,16 @@ pub enum Collective {
     /// Rank i gets the buffers of ranks 0..i combined (exclusive prefix;
     /// rank 0's receive buffer is left as it was).
     Exscan,
+    /// Every rank's P blocks combined, block i of the result to rank i
+    /// (`MPI_Reduce_scatter_block`).
+    #[serde(rename = "reduce-scatter")]
+    ReduceScatter,
 }
 
 impl Collective {
     /// All of them, in the order the docs list them; an operation's index
     /// here is its code on the wire, so new ones go at the end.
-    pub const ALL: [Collective; 10] = [
+    pub const ALL: [Collective; 11] = [
         Collective::Bcast,
         Collective::Reduce,
         Collective::Scatter,
@@ -51,6 +55,7 @@ impl Collective {
         Collective::Alltoall,
         Collective::Scan,
         Collective::Exscan,
+        Collective::ReduceScatter,
     ];
 
     /// The name used in implementation ids.
@@ -66,6 +71,7 @@ impl Collective {
             Collective::Alltoall => "alltoall",
             Collective::Scan => "scan",
             Collective::Exscan => "exscan",
+            Collective::ReduceScatter => "reduce-scatter",
         }
     }
 
@@ -90,7 +96,11 @@ impl Collective {
     pub fn reduces(self) -> bool {
         matches!(
             self,
-            Collective::Reduce | Collective::Allreduce | Collective::Scan | Collective::Exscan
+            Collective::Reduce
+                | Collective::Allreduce
+                | Collective::Scan
+                | Collective::Exscan
+                | Collective::ReduceScatter
         )
     }
 

@@ -123,6 +123,21 @@ op = "exscan"
 ranks = "4..8"
 bytes = "0..64M"
 impl = "exscan:recursive-doubling"
+[[rule]]
+op = "reduce-scatter"
+ranks = "2..8"
+bytes = "0..1K"
+impl = "reduce-scatter:binomial"
+[[rule]]
+op = "reduce-scatter"
+ranks = "2..8"
+bytes = "1025..16K"
+impl = "reduce-scatter:recursive-halving"
+[[rule]]
+op = "reduce-scatter"
+ranks = "2..8"
+bytes = "16385..64M"
+impl = "reduce-scatter:ring"
 "#;
 
 fn have(tool: &str) -> bool {
@@ -166,15 +181,25 @@ fn compile(mpicc: &str, dir: &Path) -> PathBuf {
     exe
 }
 
-/// The `ompi_coll_base_<op>_intra_*` functions `mca_coll_tuned.so` bound.
+/// The collective's name in Open MPI's functions.
+fn c_name(op: Collective) -> &'static str {
+    match op {
+        Collective::ReduceScatter => "reduce_scatter_block",
+        op => op.name(),
+    }
+}
+
+/// The `ompi_coll_base_<op>_intra_*` (and `_basic_linear`) functions
+/// `mca_coll_tuned.so` bound.
 fn tuned_bindings(
     exe: &Path,
     rules: &Path,
     dir: &Path,
-    op: &str,
+    coll: Collective,
     ranks: usize,
     bytes: usize,
 ) -> Vec<String> {
+    let op = coll.name();
     let log = dir.join(format!("ld-{op}-{ranks}-{bytes}"));
     let out = Command::new("mpirun")
         .args([
@@ -205,7 +230,8 @@ fn tuned_bindings(
         "mpirun {op}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let prefix = format!("ompi_coll_base_{op}_intra_");
+    let prefix = format!("ompi_coll_base_{}_intra_", c_name(coll));
+    let linear = format!("ompi_coll_base_{}_basic_linear", c_name(coll));
     let mut seen = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -221,7 +247,7 @@ fn tuned_bindings(
             if let (true, Some(sym)) = (line.contains("mca_coll_tuned.so"), line.split('`').nth(1))
             {
                 let sym = sym.trim_end_matches('\'');
-                if sym.starts_with(&prefix)
+                if (sym.starts_with(&prefix) || sym == linear)
                     && !sym.ends_with("_generic")
                     && !seen.iter().any(|s| s == sym)
                 {
@@ -235,8 +261,12 @@ fn tuned_bindings(
 }
 
 /// The libmpi function of each (collective, algorithm id) of Open MPI 4.1.
-fn ompi_function(op: Collective, alg: u32) -> &'static str {
-    match (op, alg) {
+fn ompi_function(op: Collective, alg: u32) -> String {
+    let c = c_name(op);
+    let intra = match (op, alg) {
+        (Collective::ReduceScatter, 1) => return format!("ompi_coll_base_{c}_basic_linear"),
+        (Collective::ReduceScatter, 3) => "recursivehalving",
+        (Collective::ReduceScatter, 4) => "butterfly",
         (Collective::Bcast, 3) => "pipeline",
         (Collective::Bcast, 6) => "binomial",
         (Collective::Reduce, 1) => "basic_linear",
@@ -255,7 +285,8 @@ fn ompi_function(op: Collective, alg: u32) -> &'static str {
         (Collective::Scan | Collective::Exscan, 1) => "linear",
         (Collective::Scan | Collective::Exscan, 2) => "recursivedoubling",
         other => panic!("no function listed for {other:?}"),
-    }
+    };
+    format!("ompi_coll_base_{c}_intra_{intra}")
 }
 
 #[test]
@@ -290,12 +321,15 @@ fn open_mpi_runs_the_algorithm_the_rules_file_names() {
         (Collective::Scan, 4, 80_000),
         (Collective::Exscan, 3, 800),
         (Collective::Exscan, 4, 80_000),
+        (Collective::ReduceScatter, 4, 800),
+        (Collective::ReduceScatter, 4, 8_000),
+        (Collective::ReduceScatter, 4, 80_000),
     ];
     for (op, ranks, bytes) in points {
         let imp = table.lookup(op, ranks, bytes).unwrap();
         let (alg, _, _, _) = ompi_algorithm(imp);
-        let want = format!("ompi_coll_base_{op}_intra_{}", ompi_function(op, alg));
-        let seen = tuned_bindings(&exe, &rules, &dir, op.name(), ranks, bytes);
+        let want = ompi_function(op, alg);
+        let seen = tuned_bindings(&exe, &rules, &dir, op, ranks, bytes);
         assert_eq!(
             seen,
             vec![want],

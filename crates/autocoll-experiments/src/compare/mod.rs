@@ -12,8 +12,9 @@ use autocoll::Collective;
 /// autocoll's candidates per collective: the shapes that win on switched
 /// Ethernet (pipelined chains with two segment sizes, binomial for small
 /// messages, a segmented binary tree; ring, Rabenseifner and recursive
-/// doubling for allreduce and allgather; every alltoall and scan
-/// algorithm), kept few so that the run lasts minutes, not hours.
+/// doubling for allreduce and allgather; every alltoall, scan and
+/// reduce-scatter algorithm, and reduce-scatter over a binomial and a
+/// flat tree), kept few so that the run lasts minutes, not hours.
 pub fn candidates(op: Collective) -> &'static str {
     match op {
         Collective::Bcast => {
@@ -32,6 +33,9 @@ pub fn candidates(op: Collective) -> &'static str {
         Collective::Alltoall => "alltoall:pairwise,alltoall:bruck,alltoall:linear",
         Collective::Scan => "scan:recursive-doubling,scan:linear,scan:linear:seg=16K",
         Collective::Exscan => "exscan:recursive-doubling,exscan:linear,exscan:linear:seg=16K",
+        Collective::ReduceScatter => {
+            "reduce-scatter:ring,reduce-scatter:recursive-halving,reduce-scatter:pairwise,reduce-scatter:binomial,reduce-scatter:flat"
+        }
     }
 }
 
@@ -83,7 +87,8 @@ impl Plan<'_> {
             Collective::Scatter
             | Collective::Gather
             | Collective::Allgather
-            | Collective::Alltoall => b * self.ranks,
+            | Collective::Alltoall
+            | Collective::ReduceScatter => b * self.ranks,
             _ => b,
         };
         self.sizes

@@ -75,7 +75,8 @@ pub struct Line {
 /// The time no algorithm can beat on links of `rate` bytes/s: bcast and
 /// reduce move m through one link; allreduce at least 2(P−1)/P·m through
 /// each rank's link; scatter, gather and allgather (P−1)·b through the
-/// root's (every rank's, for allgather and alltoall, each way); a scan m
+/// root's (every rank's, for allgather and alltoall, each way; a
+/// reduce-scatter's other blocks out of every rank); a scan m
 /// through every rank's link but the last's.
 pub fn bound_s(op: Collective, ranks: usize, bytes: usize, rate: f64) -> f64 {
     let m = bytes as f64;
@@ -83,9 +84,11 @@ pub fn bound_s(op: Collective, ranks: usize, bytes: usize, rate: f64) -> f64 {
     let moved = match op {
         Collective::Bcast | Collective::Reduce | Collective::Scan | Collective::Exscan => m,
         Collective::Allreduce => 2.0 * (p - 1.0) / p * m,
-        Collective::Scatter | Collective::Gather | Collective::Allgather | Collective::Alltoall => {
-            (p - 1.0) * m
-        }
+        Collective::Scatter
+        | Collective::Gather
+        | Collective::Allgather
+        | Collective::Alltoall
+        | Collective::ReduceScatter => (p - 1.0) * m,
         Collective::Barrier => 0.0,
     };
     moved / rate

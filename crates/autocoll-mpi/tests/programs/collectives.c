@@ -58,6 +58,42 @@ static void add_ints(void *in, void *inout, int *len, MPI_Datatype *t)
     (void)t;
 }
 
+/* The line that names a result (every caller has what, cname, t, n, root). */
+#define NAME(op, ip) snprintf(what, sizeof what, "%s %s %s n=%ld root=%d%s", op, cname, t->name, n, root, ip)
+
+/* Reduce-scatter in its block form and its counts form (all counts the
+ * same, which autocoll runs, and uneven, which goes to MPI), each in
+ * place too; `a` and `b` hold n elements per rank. */
+static void reduce_scatters(MPI_Comm comm, const char *cname, const Type *t, long n, MPI_Op op,
+                            int test, char *a, char *b)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    long bytes = n * t->size;
+    int root = 0;
+    char what[200];
+    int *counts = malloc(sizeof(int) * size);
+    fill(a, t, n * size, test + 17, rank); memset(b, 0, bytes * size);
+    check(MPI_Reduce_scatter_block(a, b, (int)n, t->type, op, comm), "reduce_scatter_block");
+    NAME("reduce_scatter_block", ""); report(what, b, bytes);
+    fill(b, t, n * size, test + 18, rank);
+    check(MPI_Reduce_scatter_block(MPI_IN_PLACE, b, (int)n, t->type, op, comm), "reduce_scatter_block in place");
+    NAME("reduce_scatter_block", " in-place"); report(what, b, bytes);
+    for (int even = 1; even >= 0; even--) {
+        /* Uneven: every other rank gets nothing. */
+        for (int i = 0; i < size; i++) counts[i] = even || i % 2 ? (int)n : 0;
+        long mine = counts[rank] * t->size;
+        fill(a, t, n * size, test + 19 + even, rank); memset(b, 0, bytes * size);
+        check(MPI_Reduce_scatter(a, b, counts, t->type, op, comm), "reduce_scatter");
+        NAME("reduce_scatter", even ? "" : " uneven"); report(what, b, mine);
+        fill(b, t, n * size, test + 21 + even, rank);
+        check(MPI_Reduce_scatter(MPI_IN_PLACE, b, counts, t->type, op, comm), "reduce_scatter in place");
+        NAME("reduce_scatter", even ? " in-place" : " uneven in-place"); report(what, b, mine);
+    }
+    free(counts);
+}
+
 static void run(MPI_Comm comm, const char *cname, const Type *t, long n, int root, int test)
 {
     int rank, size;
@@ -68,7 +104,6 @@ static void run(MPI_Comm comm, const char *cname, const Type *t, long n, int roo
     char what[200];
     int red = t->type != MPI_CHAR; /* MPI_CHAR is not for reductions */
     MPI_Op op = t->type == MPI_2INT ? MPI_MINLOC : (t->type == MPI_FLOAT || t->type == MPI_DOUBLE ? MPI_SUM : MPI_MAX);
-#define NAME(op, ip) snprintf(what, sizeof what, "%s %s %s n=%ld root=%d%s", op, cname, t->name, n, root, ip)
 
     fill(a, t, n, test, rank); memset(b, 0, bytes * size + 16);
     check(MPI_Bcast(rank == root ? a : b, (int)n, t->type, root, comm), "bcast");
@@ -100,6 +135,7 @@ static void run(MPI_Comm comm, const char *cname, const Type *t, long n, int roo
         fill(b, t, n, test + 16, rank);
         check(MPI_Exscan(MPI_IN_PLACE, b, (int)n, t->type, op, comm), "exscan in place");
         NAME("exscan", " in-place"); if (rank > 0) report(what, b, bytes);
+        reduce_scatters(comm, cname, t, n, op, test, a, b);
     }
 
     fill(a, t, n * size, test + 5, rank); memset(b, 0, bytes * size);

@@ -10,6 +10,7 @@ program collectives
   integer, parameter :: ns = 20000
   integer :: sa(ns), sb(ns)
   double precision :: x(n), y(n)
+  integer, allocatable :: counts(:)
   character(len=256) :: dir, path
 
   call mpi_init(ierr)
@@ -71,6 +72,19 @@ program collectives
   write (u, *) 'alltoall', ierr, sum(a(1:100 * nranks)), a(1), a(100 * nranks)
   call mpi_alltoall(MPI_IN_PLACE, 0, MPI_INTEGER, big, 100, MPI_INTEGER, MPI_COMM_WORLD, ierr)
   write (u, *) 'alltoall in place', ierr, sum(big(1:100 * nranks)), big(1), big(100 * nranks)
+
+  big = [(rank * 19 + mod(i, 83), i = 1, n * 8)]
+  call mpi_reduce_scatter_block(big, a, 100, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  write (u, *) 'reduce_scatter_block', ierr, sum(a(1:100)), a(1), a(100)
+  call mpi_reduce_scatter_block(MPI_IN_PLACE, big, 100, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, ierr)
+  write (u, *) 'reduce_scatter_block in place', ierr, sum(big(1:100))
+  allocate (counts(nranks))
+  counts = 100
+  big = [(rank * 23 + mod(i, 79), i = 1, n * 8)]
+  call mpi_reduce_scatter(big, a, counts, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  write (u, *) 'reduce_scatter', ierr, sum(a(1:100)), a(1), a(100)
+  call mpi_reduce_scatter(MPI_IN_PLACE, big, counts, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD, ierr)
+  write (u, *) 'reduce_scatter in place', ierr, sum(big(1:100))
 
   call mpi_barrier(MPI_COMM_WORLD, ierr)
   write (u, *) 'barrier', ierr

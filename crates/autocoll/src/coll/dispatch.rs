@@ -79,6 +79,9 @@ fn over_tree(ctx: &mut Ctx<'_>, t: &Tree, call: Call<'_>) -> Result<()> {
             super::allreduce::tree(ctx, t, call.send, call.recv, seg, combine())
         }
         Collective::Allgather => super::allgather::tree(ctx, t, call.send, call.recv, seg),
+        Collective::ReduceScatter => {
+            super::reduce_scatter::tree(ctx, t, call.send, call.recv, seg, combine())
+        }
         Collective::Barrier => super::barrier::tree(ctx, t),
         op => Err(wrong_op(op, &ctx.imp.algorithm)),
     }
@@ -112,6 +115,15 @@ fn treeless(ctx: &mut Ctx<'_>, call: Call<'_>) -> Result<()> {
         }
         (Collective::Scan | Collective::Exscan, Algorithm::RecursiveDoubling) => {
             super::scan::recursive_doubling(ctx, send, recv, exclusive, combine())
+        }
+        (Collective::ReduceScatter, Algorithm::Ring) => {
+            super::reduce_scatter::ring(ctx, send, recv, combine())
+        }
+        (Collective::ReduceScatter, Algorithm::RecursiveHalving) => {
+            super::reduce_scatter::recursive_halving(ctx, send, recv, combine())
+        }
+        (Collective::ReduceScatter, Algorithm::Pairwise) => {
+            super::reduce_scatter::pairwise(ctx, send, recv, combine())
         }
         (Collective::Barrier, Algorithm::Dissemination) => super::barrier::dissemination(ctx),
         (op, alg) => Err(wrong_op(op, alg)),

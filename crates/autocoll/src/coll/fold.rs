@@ -1,11 +1,16 @@
 //! Folding a communicator onto a power of two, for the algorithms built on
-//! pairwise exchange (recursive doubling, Rabenseifner).
+//! pairwise exchange (recursive doubling, Rabenseifner, recursive halving).
 //!
 //! With P = 2^m + rem, the first 2·rem ranks pair up: each even rank hands
 //! its data to the odd rank above it and sits out; the odd rank stands for
 //! both. The remaining 2^m ranks are numbered 0..2^m ("new ranks"). At the
 //! end the odd ranks hand the result back. A new rank stands for a
 //! contiguous run of real ranks, which keeps allgather's blocks contiguous.
+
+use bytes::Bytes;
+
+use super::{Combine, Ctx};
+use crate::error::Result;
 
 pub(crate) struct Fold {
     /// The largest power of two not above the size.
@@ -60,6 +65,40 @@ impl Fold {
             nr + self.rem
         }
     }
+}
+
+/// The pairing step: even ranks of the first pairs hand their data to
+/// their odd partner. Returns true when this rank goes on to the exchanges.
+pub(crate) fn fold_in(
+    ctx: &mut Ctx<'_>,
+    fold: &Fold,
+    buf: &mut [u8],
+    combine: Combine<'_>,
+) -> Result<bool> {
+    match fold.partner(ctx.rank) {
+        Some(partner) if fold.sits_out(ctx.rank) => {
+            ctx.send(partner, 0, Bytes::copy_from_slice(buf), 0)?;
+            Ok(false)
+        }
+        Some(partner) => {
+            ctx.recv_combine(partner, 0, buf, combine, 0)?;
+            Ok(true)
+        }
+        None => Ok(true),
+    }
+}
+
+/// Hands the result back to the ranks that sat out.
+pub(crate) fn fold_out(ctx: &mut Ctx<'_>, fold: &Fold, buf: &mut [u8]) -> Result<()> {
+    const BACK: u8 = 3;
+    match fold.partner(ctx.rank) {
+        Some(partner) if fold.sits_out(ctx.rank) => {
+            ctx.recv_into(partner, BACK, buf, 0)?;
+        }
+        Some(partner) => ctx.send(partner, BACK, Bytes::copy_from_slice(buf), 0)?,
+        None => {}
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ mod fold;
 pub(crate) mod gather;
 pub mod op;
 pub(crate) mod reduce;
+pub(crate) mod reduce_scatter;
 pub(crate) mod scan;
 pub(crate) mod scatter;
 

@@ -98,6 +98,9 @@ impl Library {
             To::Before => self
                 .world
                 .exclusive_scan_into(send, cast_mut::<T>(recv)?, op),
+            To::Blocks => self
+                .world
+                .reduce_scatter_block_into(send, cast_mut::<T>(recv)?, op),
         }
         Ok(())
     }
@@ -137,6 +140,8 @@ enum To {
     Prefix,
     /// Ranks 0..r to rank r (exscan).
     Before,
+    /// Block r of every rank's to rank r (reduce-scatter).
+    Blocks,
 }
 
 fn cast<T: bytemuck::Pod>(bytes: &[u8]) -> Result<&[T]> {
@@ -182,6 +187,7 @@ impl Native for Library {
             Collective::Alltoall => "Alltoall",
             Collective::Scan => "Scan",
             Collective::Exscan => "Exscan",
+            Collective::ReduceScatter => "Reduce_scatter_block",
         };
         format!("MPI_{call}")
     }
@@ -257,6 +263,16 @@ impl Native for Library {
     ) -> Result<()> {
         let to = if exclusive { To::Before } else { To::Prefix };
         self.reduce_typed(dtype, op, send, recv, to)
+    }
+
+    fn reduce_scatter(
+        &self,
+        dtype: Dtype,
+        op: Builtin,
+        send: &[u8],
+        recv: &mut [u8],
+    ) -> Result<()> {
+        self.reduce_typed(dtype, op, send, recv, To::Blocks)
     }
 
     fn barrier(&self) -> Result<()> {

@@ -25,7 +25,7 @@ pub struct RawCall<'a> {
     /// The root (0 for the collectives without one).
     pub root: usize,
     /// Bytes per rank: the buffer of bcast and the reductions, one rank's
-    /// block of scatter, gather, allgather and alltoall.
+    /// block of scatter, gather, allgather, alltoall and reduce-scatter.
     pub bytes: usize,
     /// Bytes per element: segments never split one.
     pub elem: usize,
@@ -34,7 +34,8 @@ pub struct RawCall<'a> {
     pub send: &'a [u8],
     /// Where this rank receives (bcast's buffer on every rank).
     pub recv: &'a mut [u8],
-    /// The reduction, for reduce, allreduce, scan and exscan.
+    /// The reduction, for reduce, allreduce, scan, exscan and
+    /// reduce-scatter.
     pub combine: Option<&'a RawCombine<'a>>,
 }
 
@@ -51,6 +52,7 @@ impl RawCall<'_> {
             Collective::Allgather => (Some(n), Some(all)),
             Collective::Alltoall => (Some(all), Some(all)),
             Collective::Scan | Collective::Exscan => (Some(n), Some(n)),
+            Collective::ReduceScatter => (Some(all), Some(n)),
             Collective::Barrier => (Some(0), Some(0)),
         };
         if let Some(expected) = send {

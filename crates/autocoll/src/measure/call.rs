@@ -77,6 +77,10 @@ impl<'a> Caller<'a> {
                     recv: vec![0.0; n / 8],
                 }
             }
+            Collective::ReduceScatter => Buffers::F64 {
+                send: vec![1.0; n * size / 8],
+                recv: vec![0.0; n / 8],
+            },
             Collective::Scatter => Buffers::Bytes {
                 send: vec![1; n * size],
                 recv: vec![0; n],
@@ -142,6 +146,9 @@ impl<'a> Caller<'a> {
             (Buffers::F64 { send, recv }, Collective::Exscan) => {
                 comm.exscan_with(imp, send, recv, &self.sum)
             }
+            (Buffers::F64 { send, recv }, Collective::ReduceScatter) => {
+                comm.reduce_scatter_with(imp, send, recv, &self.sum)
+            }
             (_, _) => comm.barrier_with(imp),
         }
     }
@@ -164,6 +171,9 @@ impl<'a> Caller<'a> {
             }
             (Buffers::F64 { send, recv }, Collective::Scan) => comm.scan(send, recv, &self.sum),
             (Buffers::F64 { send, recv }, Collective::Exscan) => comm.exscan(send, recv, &self.sum),
+            (Buffers::F64 { send, recv }, Collective::ReduceScatter) => {
+                comm.reduce_scatter(send, recv, &self.sum)
+            }
             (_, _) => comm.barrier(),
         }
     }
@@ -205,6 +215,12 @@ fn call_library(
                 bytemuck::cast_slice_mut(recv),
                 op == Collective::Exscan,
             ),
+        (Buffers::F64 { send, recv }, Collective::ReduceScatter) => library.reduce_scatter(
+            Dtype::F64,
+            sum,
+            bytemuck::cast_slice(send),
+            bytemuck::cast_slice_mut(recv),
+        ),
         (_, _) => library.barrier(),
     }
 }

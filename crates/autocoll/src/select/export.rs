@@ -48,6 +48,7 @@ pub fn ompi_coll_id(op: Collective) -> u32 {
         Collective::Bcast => 7,
         Collective::Gather => 9,
         Collective::Reduce => 11,
+        Collective::ReduceScatter => 13,
         Collective::Scatter => 15,
     }
 }
@@ -93,6 +94,12 @@ pub fn ompi_algorithm(imp: &Implementation) -> (u32, &'static str, usize, usize)
             (2, "recursive_doubling", 0)
         }
         (Collective::Scan | Collective::Exscan, _) => (1, "linear", 0),
+        // The block form's algorithms: no ring or pairwise; butterfly is
+        // the one that also sends each block's share once.
+        (Collective::ReduceScatter, Algorithm::Tree(_)) => (1, "basic_linear", 0),
+        (Collective::ReduceScatter, Algorithm::RecursiveHalving) => (3, "recursive_halving", 0),
+        (Collective::ReduceScatter, Algorithm::RecursiveDoubling) => (2, "recursive_doubling", 0),
+        (Collective::ReduceScatter, _) => (4, "butterfly", 0),
     };
     let seg = match (imp.op, id) {
         (Collective::Bcast | Collective::Reduce, 2..=7) => seg,
@@ -118,7 +125,7 @@ pub fn ompi_msg_size(op: Collective, ranks: usize, bytes: usize) -> usize {
         Collective::Bcast | Collective::Reduce | Collective::Allreduce => bytes,
         // 4.1 counts the datatype's size times P for these, not the count.
         Collective::Scan | Collective::Exscan => ranks,
-        Collective::Allgather | Collective::Alltoall => ranks * bytes,
+        Collective::Allgather | Collective::Alltoall | Collective::ReduceScatter => ranks * bytes,
         Collective::Gather | Collective::Scatter => ranks,
         Collective::Barrier => 0,
     }
@@ -176,7 +183,10 @@ pub fn to_ompi(table: &Table, version: u32) -> String {
 /// beyond, the range's first size).
 fn ompi_sizes(rules: &[&Rule], op: Collective) -> BTreeSet<usize> {
     const MOST: usize = 1024;
-    let grows = matches!(op, Collective::Allgather | Collective::Alltoall);
+    let grows = matches!(
+        op,
+        Collective::Allgather | Collective::Alltoall | Collective::ReduceScatter
+    );
     let every = |r: &Rule| grows && r.ranks.end() - r.ranks.start() < MOST;
     rules
         .iter()
@@ -231,7 +241,7 @@ fn ompi_section<'a>(
 /// MPICH 4.0's nearest blocking algorithm to `imp`, as the JSON subtree
 /// that selects it (with the guards the algorithm needs).
 pub fn mpich_algorithm(imp: &Implementation) -> Value {
-    let pick = |name: &str| json!({ format!("algorithm=MPIR_{name}"): {} });
+    let pick = mpich_pick;
     let large =
         imp.seg.is_some() || matches!(imp.shape(), Some(Shape::Chain | Shape::BackwardChain));
     // MPICH's reduce-scatter based algorithms want a built-in op and at
@@ -271,24 +281,47 @@ pub fn mpich_algorithm(imp: &Implementation) -> Value {
         // MPICH 4.0's only intra algorithms for them (and `Scan_intra_smp`).
         (Collective::Scan, _) => pick("Scan_intra_recursive_doubling"),
         (Collective::Exscan, _) => pick("Exscan_intra_recursive_doubling"),
-        (Collective::Alltoall, alg) => {
-            let name = match alg {
-                Algorithm::Bruck => "Alltoall_intra_brucks",
-                Algorithm::Linear(_) => "Alltoall_intra_scattered",
-                _ => "Alltoall_intra_pairwise",
-            };
-            // MPICH's alltoall algorithms but one refuse MPI_IN_PLACE.
-            json!({
-                "is_sendbuf_inplace=yes": pick("Alltoall_intra_pairwise_sendrecv_replace"),
-                "is_sendbuf_inplace=no": pick(name),
-            })
-        }
+        (Collective::Alltoall, alg) => mpich_alltoall(alg),
+        (Collective::ReduceScatter, alg) => mpich_reduce_scatter(alg),
     }
+}
+
+fn mpich_pick(name: &str) -> Value {
+    json!({ format!("algorithm=MPIR_{name}"): {} })
+}
+
+/// MPICH's alltoall algorithms but one refuse `MPI_IN_PLACE`.
+fn mpich_alltoall(alg: &Algorithm) -> Value {
+    let name = match alg {
+        Algorithm::Bruck => "Alltoall_intra_brucks",
+        Algorithm::Linear(_) => "Alltoall_intra_scattered",
+        _ => "Alltoall_intra_pairwise",
+    };
+    json!({
+        "is_sendbuf_inplace=yes": mpich_pick("Alltoall_intra_pairwise_sendrecv_replace"),
+        "is_sendbuf_inplace=no": mpich_pick(name),
+    })
+}
+
+/// MPICH's pairwise and recursive halving need a commutative op.
+fn mpich_reduce_scatter(alg: &Algorithm) -> Value {
+    let name = match alg {
+        Algorithm::Ring | Algorithm::Pairwise => "pairwise",
+        Algorithm::Tree(_) => "recursive_doubling",
+        _ => "recursive_halving",
+    };
+    json!({
+        "is_commutative=yes": mpich_pick(&format!("Reduce_scatter_block_intra_{name}")),
+        "is_commutative=no": mpich_pick("Reduce_scatter_block_intra_recursive_doubling"),
+    })
 }
 
 /// MPICH's key name for a collective.
 fn mpich_name(op: Collective) -> &'static str {
-    op.name()
+    match op {
+        Collective::ReduceScatter => "reduce_scatter_block",
+        op => op.name(),
+    }
 }
 
 /// The table as an MPICH collective-selection JSON file.
@@ -319,7 +352,10 @@ fn mpich_size_key(op: Collective) -> Option<&'static str> {
         Collective::Bcast | Collective::Reduce | Collective::Allreduce | Collective::Alltoall => {
             Some("avg_msg_size")
         }
-        Collective::Allgather | Collective::Gather | Collective::Scatter => Some("total_msg_size"),
+        Collective::Allgather
+        | Collective::Gather
+        | Collective::Scatter
+        | Collective::ReduceScatter => Some("total_msg_size"),
         Collective::Barrier | Collective::Scan | Collective::Exscan => None,
     }
 }
@@ -367,9 +403,10 @@ fn mpich_default(op: Collective) -> Value {
         Collective::Gather => d("Gather_intra_binomial"),
         Collective::Scatter => d("Scatter_intra_binomial"),
         Collective::Barrier => d("Barrier_intra_dissemination"),
-        Collective::Alltoall | Collective::Scan | Collective::Exscan => {
-            mpich_algorithm(&Implementation::native(op))
-        }
+        Collective::Alltoall
+        | Collective::Scan
+        | Collective::Exscan
+        | Collective::ReduceScatter => mpich_algorithm(&Implementation::native(op)),
     }
 }
 
@@ -386,6 +423,7 @@ fn mpich_inter(op: Collective) -> Value {
         // No scan on an intercommunicator: MPI forbids it.
         Collective::Scan => "Scan_intra_recursive_doubling",
         Collective::Exscan => "Exscan_intra_recursive_doubling",
+        Collective::ReduceScatter => "Reduce_scatter_block_inter_remote_reduce_local_scatter",
     };
     json!({ format!("algorithm=MPIR_{name}"): {} })
 }
@@ -422,10 +460,6 @@ fn mpich_untuned() -> Vec<(&'static str, Value)> {
         ("gatherv", a("Gatherv_allcomm_linear")),
         ("scatterv", a("Scatterv_allcomm_linear")),
         ("reduce_scatter", reduce_scatter("Reduce_scatter")),
-        (
-            "reduce_scatter_block",
-            reduce_scatter("Reduce_scatter_block"),
-        ),
         ("neighbor_allgather", a("Neighbor_allgather_allcomm_nb")),
         ("neighbor_allgatherv", a("Neighbor_allgatherv_allcomm_nb")),
         ("neighbor_alltoall", a("Neighbor_alltoall_allcomm_nb")),

@@ -91,5 +91,9 @@ pub fn default_for(op: Collective, _ranks: usize, bytes: usize) -> Implementatio
             seg: Some(16 * 1024),
         },
         Collective::Scan | Collective::Exscan => named(Algorithm::RecursiveDoubling),
+        // Short blocks: two latencies of a tree beat P − 1 steps; from
+        // 1 KiB the ring keeps every link busy (docs/comparison.md).
+        Collective::ReduceScatter if bytes <= 256 => tree(Shape::Binomial, None),
+        Collective::ReduceScatter => named(Algorithm::Ring),
     }
 }

@@ -28,6 +28,11 @@ impl Collective {
             Collective::Scan | Collective::Exscan => {
                 &[Algorithm::Linear(None), Algorithm::RecursiveDoubling]
             }
+            Collective::ReduceScatter => &[
+                Algorithm::Ring,
+                Algorithm::RecursiveHalving,
+                Algorithm::Pairwise,
+            ],
             _ => &[],
         }
     }
@@ -38,15 +43,19 @@ impl Collective {
 pub enum Algorithm {
     /// The generic pipeline of the collective's data-flow pattern over a tree.
     Tree(Shape),
-    /// Ring: reduce-scatter then allgather (allreduce), or P−1 shifts (allgather).
+    /// Ring: reduce-scatter then allgather (allreduce), or P−1 shifts
+    /// (allgather, and reduce-scatter's partial results).
     Ring,
     /// Recursive doubling: log P pairwise exchanges of everything held.
     RecursiveDoubling,
     /// Rabenseifner: reduce-scatter by recursive halving, allgather by doubling.
     Rabenseifner,
+    /// Recursive halving: log P exchanges, each of half of what is held.
+    RecursiveHalving,
     /// Dissemination barrier: in round j, signal rank + 2^j.
     Dissemination,
-    /// Pairwise exchange: in step s, send to rank + s, receive from rank − s.
+    /// Pairwise exchange: in step s, send to rank + s, receive from rank − s
+    /// (alltoall's blocks, or reduce-scatter's to combine).
     Pairwise,
     /// Bruck: ⌈log₂ P⌉ rounds, each sending every block whose distance has
     /// the round's bit set; for small blocks.
@@ -86,6 +95,7 @@ impl Algorithm {
             Algorithm::Ring => "ring",
             Algorithm::RecursiveDoubling => "recursive-doubling",
             Algorithm::Rabenseifner => "rabenseifner",
+            Algorithm::RecursiveHalving => "recursive-halving",
             Algorithm::Dissemination => "dissemination",
             Algorithm::Pairwise => "pairwise",
             Algorithm::Bruck => "bruck",
@@ -461,6 +471,7 @@ impl Params {
             "ring" => return self.named(Algorithm::Ring),
             "recursive-doubling" => return self.named(Algorithm::RecursiveDoubling),
             "rabenseifner" => return self.named(Algorithm::Rabenseifner),
+            "recursive-halving" => return self.named(Algorithm::RecursiveHalving),
             "dissemination" => return self.named(Algorithm::Dissemination),
             "pairwise" => return self.named(Algorithm::Pairwise),
             "bruck" => return self.named(Algorithm::Bruck),

@@ -1,6 +1,7 @@
 /* Runs one MPI collective once, to see which algorithm an MPI library's
  * selection file makes it use: coll OP BYTES (bytes per rank; alltoall's
- * per block, and run twice, the second time in place). */
+ * and reduce-scatter's per block, and run twice, the second time in
+ * place). */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(op, "scatter")) MPI_Scatter(a, n, MPI_BYTE, b, n, MPI_BYTE, 0, MPI_COMM_WORLD);
     else if (!strcmp(op, "gather")) MPI_Gather(a, n, MPI_BYTE, b, n, MPI_BYTE, 0, MPI_COMM_WORLD);
     else if (!strcmp(op, "barrier")) MPI_Barrier(MPI_COMM_WORLD);
+    else if (!strcmp(op, "reduce-scatter")) {
+        MPI_Reduce_scatter_block(a, b, n / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Reduce_scatter_block(MPI_IN_PLACE, a, n / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
     else if (!strcmp(op, "alltoall")) {
         MPI_Alltoall(a, n, MPI_BYTE, b, n, MPI_BYTE, MPI_COMM_WORLD);
         /* In place too: MPICH selects apart on it. MPI ignores the send

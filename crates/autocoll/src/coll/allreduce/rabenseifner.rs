@@ -8,9 +8,8 @@ use std::ops::Range;
 
 use bytes::Bytes;
 
-use super::super::fold::Fold;
+use super::super::fold::{fold_in, fold_out, Fold};
 use super::super::{Combine, Ctx};
-use super::recursive_doubling::{fold_in, fold_out};
 use crate::error::Result;
 
 /// `recv` holds the combined `send` of every rank on return.

@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 
-use super::super::fold::Fold;
+use super::super::fold::{fold_in, fold_out, Fold};
 use super::super::{Combine, Ctx};
 use crate::error::Result;
 
@@ -28,38 +28,4 @@ pub(crate) fn recursive_doubling(
         }
     }
     fold_out(ctx, &fold, recv)
-}
-
-/// The pairing step: even ranks of the first pairs hand their data to
-/// their odd partner. Returns true when this rank goes on to the exchanges.
-pub(super) fn fold_in(
-    ctx: &mut Ctx<'_>,
-    fold: &Fold,
-    buf: &mut [u8],
-    combine: Combine<'_>,
-) -> Result<bool> {
-    match fold.partner(ctx.rank) {
-        Some(partner) if fold.sits_out(ctx.rank) => {
-            ctx.send(partner, 0, Bytes::copy_from_slice(buf), 0)?;
-            Ok(false)
-        }
-        Some(partner) => {
-            ctx.recv_combine(partner, 0, buf, combine, 0)?;
-            Ok(true)
-        }
-        None => Ok(true),
-    }
-}
-
-/// Hands the result back to the ranks that sat out.
-pub(super) fn fold_out(ctx: &mut Ctx<'_>, fold: &Fold, buf: &mut [u8]) -> Result<()> {
-    const BACK: u8 = 3;
-    match fold.partner(ctx.rank) {
-        Some(partner) if fold.sits_out(ctx.rank) => {
-            ctx.recv_into(partner, BACK, buf, 0)?;
-        }
-        Some(partner) => ctx.send(partner, BACK, Bytes::copy_from_slice(buf), 0)?,
-        None => {}
-    }
-    Ok(())
 }

@@ -186,6 +186,38 @@ impl Communicator {
         self.run(imp, call.combining(&combine))
     }
 
+    /// Combines with `op` every rank's `send`, `size` equal blocks, and
+    /// gives this rank block `rank` of the result in `recv`
+    /// (`MPI_Reduce_scatter_block`).
+    pub fn reduce_scatter<T: Element>(
+        &mut self,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+    ) -> Result<()> {
+        let imp = self.choose(Collective::ReduceScatter, std::mem::size_of_val(recv))?;
+        self.reduce_scatter_with(&imp, send, recv, op)
+    }
+
+    /// [`Self::reduce_scatter`] with `imp`.
+    pub fn reduce_scatter_with<T: Element>(
+        &mut self,
+        imp: &Implementation,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+    ) -> Result<()> {
+        op.check()?;
+        expect_len(
+            "reduce-scatter send buffer",
+            self.size() * recv.len(),
+            send.len(),
+        )?;
+        let combine = |a: &mut [u8], b: &[u8]| op.on_bytes(a, b);
+        let call = Call::new(Collective::ReduceScatter, 0, recv.len(), send, recv);
+        self.run(imp, call.combining(&combine))
+    }
+
     /// Collects every rank's `send` into block i of every rank's `recv`.
     pub fn allgather<T: Pod>(&mut self, send: &[T], recv: &mut [T]) -> Result<()> {
         let imp = self.choose(Collective::Allgather, std::mem::size_of_val(send))?;

@@ -47,7 +47,9 @@ pub(super) fn plan(
                 tree_rank(&mut plan, &tree, op, rank, bytes, seg)?;
             }
         }
-        (Algorithm::Ring, Collective::Allgather) => ring_allgather(&mut plan, bytes),
+        (Algorithm::Ring, Collective::Allgather | Collective::ReduceScatter) => {
+            ring_steps(&mut plan, bytes)
+        }
         (Algorithm::Ring, Collective::Allreduce) => ring_allreduce(&mut plan, bytes),
         (Algorithm::RecursiveDoubling, Collective::Allgather) => {
             doubling_allgather(&mut plan, bytes)
@@ -64,6 +66,12 @@ pub(super) fn plan(
         (Algorithm::Linear(_), op) if op.scans() => linear_scan(&mut plan, bytes, seg),
         (Algorithm::RecursiveDoubling, op) if op.scans() => doubling_scan(&mut plan, bytes),
         (Algorithm::Bruck, Collective::Alltoall) => bruck_alltoall(&mut plan, bytes),
+        (Algorithm::Pairwise, Collective::ReduceScatter) => {
+            pairwise_reduce_scatter(&mut plan, bytes)
+        }
+        (Algorithm::RecursiveHalving, Collective::ReduceScatter) => {
+            halving_reduce_scatter(&mut plan, bytes)
+        }
         _ => return None,
     }
     Some(plan)
@@ -94,6 +102,17 @@ fn tree_rank(
         Collective::Allgather => {
             gather(plan, tree, rank, bytes, seg);
             bcast(plan, tree, rank, tree.size().checked_mul(bytes)?, seg);
+        }
+        Collective::ReduceScatter => {
+            reduce(
+                plan,
+                tree,
+                rank,
+                tree.size().checked_mul(bytes)?,
+                seg,
+                false,
+            );
+            scatter(plan, tree, rank, bytes, seg);
         }
         Collective::Barrier => tree_barrier(plan, tree, rank),
         Collective::Alltoall | Collective::Scan | Collective::Exscan => return None,
@@ -239,7 +258,9 @@ fn tree_barrier(plan: &mut Plan, tree: &Tree, rank: usize) {
     }
 }
 
-fn ring_allgather(plan: &mut Plan, b: usize) {
+/// P − 1 steps of one block to the right neighbour: allgather's blocks,
+/// reduce-scatter's partial results (`coll::reduce_scatter::ring`).
+fn ring_steps(plan: &mut Plan, b: usize) {
     let p = plan.ops.len();
     for rank in 0..p {
         for _ in 1..p {
@@ -262,6 +283,48 @@ fn linear_alltoall(plan: &mut Plan, b: usize, window: usize) {
             }
             plan.recv(rank, (rank + p - s) % p);
         }
+    }
+}
+
+fn pairwise_reduce_scatter(plan: &mut Plan, b: usize) {
+    let p = plan.ops.len();
+    for rank in 0..p {
+        for s in 1..p {
+            plan.send(rank, (rank + s) % p, b);
+            plan.recv(rank, (rank + p - s) % p);
+        }
+    }
+}
+
+/// As `coll::reduce_scatter::recursive_halving`: the whole vector folds
+/// in, each round sends the blocks of the half given away, and the extra
+/// ranks get their one block back.
+fn halving_reduce_scatter(plan: &mut Plan, b: usize) {
+    let p = plan.ops.len();
+    let fold = Fold::new(p);
+    for rank in 0..p {
+        if !fold.fold_in(plan, rank, p * b) {
+            continue;
+        }
+        let nr = fold.new_rank(rank);
+        let (mut lo, mut hi) = (0, fold.p2);
+        let mut mask = fold.p2 / 2;
+        while mask > 0 {
+            let mid = lo + mask;
+            let (keep, give) = match nr & mask {
+                0 => ((lo, mid), (mid, hi)),
+                _ => ((mid, hi), (lo, mid)),
+            };
+            plan.send(
+                rank,
+                fold.real(nr ^ mask),
+                (fold.first(give.1) - fold.first(give.0)) * b,
+            );
+            plan.recv(rank, fold.real(nr ^ mask));
+            (lo, hi) = keep;
+            mask /= 2;
+        }
+        fold.fold_out(plan, rank, b);
     }
 }
 
