@@ -3,7 +3,8 @@
 //! preloaded. Needs mpicc (without it the test says SKIPPED) and the
 //! library, which a test cannot build: `AUTOCOLL_MPI_LIB`, else
 //! libautocoll_mpi.so in the target directory. Without it the test fails
-//! and says how to build it.
+//! and says how to build it. An MPICH program (mpicc.mpich) gets MPICH's
+//! build of the library (scripts/build-mpich-lib) and mpiexec.mpich.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -158,4 +159,65 @@ fn mpirun_passes_on_the_exit_status_of_mpirun() {
     );
     assert!(stdout.trim_end().ends_with("-n 2 prog 7"), "{stdout}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_mpich_program_gets_mpichs_library_and_mpiexec() {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    let lib = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or(target, PathBuf::from)
+        .join("release/libautocoll_mpi_mpich.so");
+    let have_mpich = Command::new("mpicc.mpich")
+        .arg("-show")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_mpich || !is_library(&lib) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must provide mpicc.mpich and {} (scripts/build-mpich-lib)",
+            lib.display()
+        );
+        eprintln!(
+            "SKIPPED: needs mpicc.mpich and {} (scripts/build-mpich-lib)",
+            lib.display()
+        );
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("autocoll-mpirun-mpich-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("sum.c"), PROGRAM).unwrap();
+    let cc = Command::new("mpicc.mpich")
+        .args(["-o", "sum", "sum.c"])
+        .current_dir(&dir)
+        .output()
+        .expect("mpicc.mpich runs");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    // Neither --mpi nor --mpirun: the program says which MPI.
+    let out = Command::new(env!("CARGO_BIN_EXE_autocoll"))
+        .args(["mpirun", "--verbose", "--", "-n", "3", "./sum"])
+        .env("AUTOCOLL_MPICH_LIB", &lib)
+        .current_dir(&dir)
+        .output()
+        .expect("autocoll runs");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let line = format!(
+        "autocoll mpirun: mpiexec.mpich -genv LD_PRELOAD {}",
+        lib.display()
+    );
+    assert!(stderr.contains(&line), "no `{line}` in:\n{stderr}");
+    assert!(
+        stdout.lines().any(|l| l.trim() == "sum 3"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stderr.contains("autocoll-mpi: allreduce autocoll="),
+        "no summary of the library in:\n{stderr}"
+    );
 }

@@ -38,7 +38,7 @@ pub struct Args {
 impl Args {
     /// No reduction (the collectives that combine nothing).
     pub fn no_op() -> MPI_Op {
-        MPI_Op(std::ptr::null_mut())
+        crate::sys::op_null()
     }
 
     /// Arguments of a call with one datatype (bcast, barrier and the

@@ -1,35 +1,32 @@
 //! The Fortran entry points (Open MPI's `mpif.h` and `use mpi` bindings
 //! call `PMPI_*` from Fortran's own symbols, so wrapping C's misses them).
 //! Every name comes in the four manglings compilers use; handles are
-//! converted with `PMPI_*_f2c`, and Fortran's `MPI_IN_PLACE` and
+//! converted with the MPI library's own `f2c`, and Fortran's `MPI_IN_PLACE` and
 //! `MPI_BOTTOM` made C's. (The `mpi_f08` module's entry points are not
 //! wrapped: docs/mpi-library.md.)
 
 use std::ffi::{c_int, c_void};
 
 use autocoll::Collective;
-use mpi::ffi::{self, MPI_Comm, MPI_Datatype, MPI_Op};
+use mpi::ffi::{MPI_Comm, MPI_Datatype, MPI_Op};
 
 use crate::args::Args;
 use crate::coll::{call, call_counted};
 use crate::sys;
 
-/// A Fortran `INTEGER` (Open MPI's `MPI_Fint`).
+/// A Fortran `INTEGER` (`MPI_Fint` in Open MPI and MPICH).
 type Fint = c_int;
 
 fn comm(f: *const Fint) -> MPI_Comm {
-    // SAFETY: Fortran passes every argument by reference.
-    unsafe { ffi::PMPI_Comm_f2c(*f) }
+    sys::comm_f2c(int(f))
 }
 
 fn dtype(f: *const Fint) -> MPI_Datatype {
-    // SAFETY: as above.
-    unsafe { ffi::PMPI_Type_f2c(*f) }
+    sys::type_f2c(int(f))
 }
 
 fn op(f: *const Fint) -> MPI_Op {
-    // SAFETY: as above.
-    unsafe { ffi::PMPI_Op_f2c(*f) }
+    sys::op_f2c(int(f))
 }
 
 fn int(f: *const Fint) -> c_int {

@@ -14,11 +14,15 @@ extern "C" {
     static autocoll_err_arg: c_int;
     static autocoll_op_replace: MPI_Op;
     static autocoll_op_no_op: MPI_Op;
+    static autocoll_op_null: MPI_Op;
     fn autocoll_create_keyval(delete: Option<DeleteFn>, keyval: *mut c_int) -> c_int;
-    /// Open MPI's Fortran `MPI_IN_PLACE` and `MPI_BOTTOM`: common blocks
-    /// whose addresses the Fortran bindings compare against.
-    static mpi_fortran_in_place_: c_int;
-    static mpi_fortran_bottom_: c_int;
+    fn autocoll_comm_f2c(f: c_int) -> MPI_Comm;
+    fn autocoll_type_f2c(f: c_int) -> MPI_Datatype;
+    fn autocoll_op_f2c(f: c_int) -> MPI_Op;
+    /// The addresses Fortran passes for `MPI_IN_PLACE` and `MPI_BOTTOM`
+    /// (null without Fortran).
+    fn autocoll_fortran_in_place() -> *const c_void;
+    fn autocoll_fortran_bottom() -> *const c_void;
 }
 
 /// A communicator attribute's delete callback.
@@ -66,16 +70,37 @@ pub fn bottom() -> *const c_void {
 /// Fortran's `MPI_IN_PLACE` and `MPI_BOTTOM` as C's: Fortran passes the
 /// address of a common block, which C's collectives would take for data.
 pub fn from_fortran(p: *const c_void) -> *const c_void {
-    // Only the addresses of Open MPI's common blocks are taken.
-    let (place, bot) = (
-        std::ptr::addr_of!(mpi_fortran_in_place_).cast::<c_void>(),
-        std::ptr::addr_of!(mpi_fortran_bottom_).cast::<c_void>(),
-    );
+    // SAFETY: functions of the shim, without arguments.
+    let (place, bot) = unsafe { (autocoll_fortran_in_place(), autocoll_fortran_bottom()) };
     match p {
-        p if p == place => in_place(),
-        p if p == bot => bottom(),
+        p if !p.is_null() && p == place => in_place(),
+        p if !p.is_null() && p == bot => bottom(),
         p => p,
     }
+}
+
+/// The MPI library's `MPI_OP_NULL`.
+pub fn op_null() -> MPI_Op {
+    // SAFETY: a constant of the shim.
+    unsafe { autocoll_op_null }
+}
+
+/// A Fortran communicator handle as C's.
+pub fn comm_f2c(f: c_int) -> MPI_Comm {
+    // SAFETY: the shim hands `f` to the MPI library's own conversion.
+    unsafe { autocoll_comm_f2c(f) }
+}
+
+/// A Fortran datatype handle as C's.
+pub fn type_f2c(f: c_int) -> MPI_Datatype {
+    // SAFETY: as above.
+    unsafe { autocoll_type_f2c(f) }
+}
+
+/// A Fortran op handle as C's.
+pub fn op_f2c(f: c_int) -> MPI_Op {
+    // SAFETY: as above.
+    unsafe { autocoll_op_f2c(f) }
 }
 
 /// Creates the attribute key under which each communicator's state is

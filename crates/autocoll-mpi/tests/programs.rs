@@ -1,7 +1,9 @@
 //! C and Fortran programs of our own, built with `mpicc`/`mpif90`, run
 //! under Open MPI's `mpirun` without the library and with it preloaded:
 //! results compared result for result, pass-through counted, the
-//! program's own messages untouched.
+//! program's own messages untouched. The collectives' programs run under
+//! MPICH too (`mpicc.mpich`, `mpiexec.mpich`), with MPICH's build of the
+//! library (scripts/build-mpich-lib).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -14,6 +16,55 @@ fn library() -> PathBuf {
     let lib = exe.parent().unwrap().join("libautocoll_mpi.so");
     assert!(lib.exists(), "{} is missing", lib.display());
     lib
+}
+
+/// MPICH's build of the library, `target/release/libautocoll_mpi_mpich.so`
+/// (scripts/build-mpich-lib); `None`, said, where it is not built, except
+/// under CI, which builds it.
+fn mpich_library() -> Option<PathBuf> {
+    let exe = std::env::current_exe().unwrap();
+    let target = exe.ancestors().nth(3).unwrap();
+    let lib = target.join("release").join("libautocoll_mpi_mpich.so");
+    if lib.is_file() {
+        return Some(lib);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must build {} (scripts/build-mpich-lib)",
+        lib.display()
+    );
+    eprintln!(
+        "SKIPPED: {} is not built (scripts/build-mpich-lib)",
+        lib.display()
+    );
+    None
+}
+
+/// `mpiexec.mpich -n ranks program args`, with `lib` preloaded and `env`.
+fn mpiexec(
+    ranks: usize,
+    lib: Option<&Path>,
+    env: &[(&str, &str)],
+    program: &Path,
+    args: &[&Path],
+) -> Output {
+    let mut cmd = Command::new("mpiexec.mpich");
+    cmd.args(["-n", &ranks.to_string()]);
+    if let Some(lib) = lib {
+        cmd.arg("-genv").arg("LD_PRELOAD").arg(lib);
+        for (k, v) in env {
+            cmd.args(["-genv", k, v]);
+        }
+    }
+    let out = cmd.arg(program).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{} under MPICH failed:\n{}{}",
+        program.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -128,20 +179,56 @@ const FIXED: [&str; 2] = [
     "fixed:bcast:chain,reduce:binary,allreduce:rabenseifner,scatter:binary,gather:chain,allgather:ring,alltoall:linear,scan:recursive-doubling,exscan:linear,reduce-scatter:ring,barrier:dissemination",
 ];
 
-#[test]
-fn c_collectives_equal_mpi_under_every_selection() {
-    let dir = scratch("c");
-    let exe = build("mpicc", "collectives.c", &dir);
+/// The MPI a test builds its program with and runs it under, each with
+/// its own build of the library.
+#[derive(Clone, Copy)]
+enum Mpi {
+    Open,
+    Mpich,
+}
+
+impl Mpi {
+    fn compilers(self) -> (&'static str, &'static str) {
+        match self {
+            Mpi::Open => ("mpicc", "mpif90"),
+            Mpi::Mpich => ("mpicc.mpich", "mpif90.mpich"),
+        }
+    }
+
+    fn run(
+        self,
+        ranks: usize,
+        lib: bool,
+        env: &[(&str, &str)],
+        program: &Path,
+        args: &[&Path],
+    ) -> Output {
+        match self {
+            Mpi::Open => mpirun(ranks, lib, env, program, args),
+            Mpi::Mpich => {
+                let lib = lib.then(|| mpich_library().expect("checked by the test"));
+                mpiexec(ranks, lib.as_deref(), env, program, args)
+            }
+        }
+    }
+}
+
+/// collectives.c without the library and with it, under the lottery and
+/// the fixed selections, on 4 and 5 ranks: the same results, every op run
+/// by the library, the non-commutative calls passed.
+fn c_collectives_equal(mpi: Mpi) {
+    let dir = scratch(&format!("c-{}", mpi.compilers().0));
+    let exe = build(mpi.compilers().0, "collectives.c", &dir);
     for ranks in [4, 5] {
         let reference = dir.join(format!("ref-{ranks}"));
         std::fs::create_dir_all(&reference).unwrap();
-        mpirun(ranks, false, &[], &exe, &[&reference]);
+        mpi.run(ranks, false, &[], &exe, &[&reference]);
         let expected = results(&reference, ranks);
         for select in ["lottery", FIXED[0], FIXED[1]] {
             let out_dir = dir.join(format!("lib-{ranks}-{}", select.len()));
             std::fs::create_dir_all(&out_dir).unwrap();
             let env = [("AUTOCOLL_SELECT", select), ("AUTOCOLL_VERBOSE", "1")];
-            let out = mpirun(ranks, true, &env, &exe, &[&out_dir]);
+            let out = mpi.run(ranks, true, &env, &exe, &[&out_dir]);
             assert_same(&expected, &results(&out_dir, ranks), select);
             let counts = summary(&out.stderr);
             for op in OPS {
@@ -168,20 +255,28 @@ fn c_collectives_equal_mpi_under_every_selection() {
 }
 
 #[test]
-fn fortran_collectives_equal_mpi_and_reach_the_library() {
-    let dir = scratch("fortran");
-    let exe = build("mpif90", "collectives.f90", &dir);
+fn c_collectives_equal_mpi_under_every_selection() {
+    c_collectives_equal(Mpi::Open);
+}
+
+#[test]
+fn c_collectives_equal_mpich_with_mpichs_library_under_every_selection() {
+    if mpich_library().is_some() {
+        c_collectives_equal(Mpi::Mpich);
+    }
+}
+
+/// collectives.f90 on 3 ranks without the library and with it: the same
+/// results, every op reached the library.
+fn fortran_collectives_equal(mpi: Mpi) {
+    let dir = scratch(&format!("fortran-{}", mpi.compilers().1));
+    let exe = build(mpi.compilers().1, "collectives.f90", &dir);
     let (reference, lib) = (dir.join("ref"), dir.join("lib"));
     std::fs::create_dir_all(&reference).unwrap();
     std::fs::create_dir_all(&lib).unwrap();
-    mpirun(3, false, &[], &exe, &[&reference]);
-    let out = mpirun(
-        3,
-        true,
-        &[("AUTOCOLL_SELECT", FIXED[0]), ("AUTOCOLL_VERBOSE", "1")],
-        &exe,
-        &[&lib],
-    );
+    mpi.run(3, false, &[], &exe, &[&reference]);
+    let env = [("AUTOCOLL_SELECT", FIXED[0]), ("AUTOCOLL_VERBOSE", "1")];
+    let out = mpi.run(3, true, &env, &exe, &[&lib]);
     assert_same(&results(&reference, 3), &results(&lib, 3), "fortran");
     let counts = summary(&out.stderr);
     for op in OPS {
@@ -189,6 +284,18 @@ fn fortran_collectives_equal_mpi_and_reach_the_library() {
             counts.iter().any(|c| c.0 == op && c.1 > 0),
             "no Fortran {op} reached the library: {counts:?}"
         );
+    }
+}
+
+#[test]
+fn fortran_collectives_equal_mpi_and_reach_the_library() {
+    fortran_collectives_equal(Mpi::Open);
+}
+
+#[test]
+fn fortran_collectives_equal_mpich_and_reach_mpichs_library() {
+    if mpich_library().is_some() {
+        fortran_collectives_equal(Mpi::Mpich);
     }
 }
 

@@ -1,6 +1,8 @@
 //! `autocoll lib-path` and `autocoll mpirun`: the MPI interposition library
-//! (crates/autocoll-mpi, `libautocoll_mpi.so`) found, checked, and
-//! preloaded into an unmodified MPI program under Open MPI's mpirun.
+//! (crates/autocoll-mpi: `libautocoll_mpi.so` for Open MPI,
+//! `libautocoll_mpi_mpich.so` for MPICH) found, checked, and preloaded
+//! into an unmodified MPI program under its MPI's launcher (Open MPI's
+//! mpirun, MPICH's mpiexec), the one the program links.
 //!
 //! The pure parts — the settings as `AUTOCOLL_*` values, mpirun's argument
 //! vector, the refusals — are functions of their inputs, tested in
@@ -19,37 +21,43 @@ use autocoll::Implementation;
 use crate::failure::Failure;
 use crate::out::say;
 
-/// The library's file name.
-pub const LIB_NAME: &str = "libautocoll_mpi.so";
-
-/// How to build the library, for the messages that need it.
-pub const BUILD: &str = "cargo build --release -p autocoll-mpi --features mpi";
+pub mod flavour;
+pub use flavour::Mpi;
 
 /// The bytes every build of the interposition library holds: the name of
 /// the `MPI_Bcast` it exports, in its dynamic symbol table.
 const MARK: &[u8] = b"\0MPI_Bcast\0";
 
-/// `--lib`, shared by `lib-path` and `mpirun`.
+/// `--lib` and `--mpi`, shared by `lib-path` and `mpirun`.
 #[derive(clap::Args)]
 pub struct LibArg {
-    /// The interposition library [default: $AUTOCOLL_MPI_LIB, else
-    /// libautocoll_mpi.so beside this autocoll executable or in
+    /// The interposition library [default: $AUTOCOLL_MPI_LIB (Open MPI's)
+    /// or $AUTOCOLL_MPICH_LIB (MPICH's), else libautocoll_mpi.so or
+    /// libautocoll_mpi_mpich.so beside this autocoll executable or in
     /// ../lib/autocoll/ from it].
     #[arg(long, value_name = "PATH")]
     lib: Option<PathBuf>,
+    /// The MPI the program is built with [default: lib-path: openmpi;
+    /// mpirun: the one the program links, else the launcher's].
+    #[arg(long, value_enum)]
+    mpi: Option<Mpi>,
 }
 
 /// Arguments of `autocoll lib-path`.
 #[derive(clap::Args)]
-#[command(after_help = format!("\
-The library is looked for as --lib names it, else as $AUTOCOLL_MPI_LIB does,
-else beside this autocoll executable (target/release/ or target/debug/),
-else in ../lib/autocoll/ from it (where scripts/install puts it). Build it
-with `{BUILD}`, or install both with scripts/install.
+#[command(after_help = "\
+The library is looked for as --lib names it, else as $AUTOCOLL_MPI_LIB
+(Open MPI's) or $AUTOCOLL_MPICH_LIB (MPICH's) does, else beside this
+autocoll executable (target/release/ or target/debug/), else in
+../lib/autocoll/ from it (where scripts/install puts it). Build Open MPI's
+with `cargo build --release -p autocoll-mpi --features mpi`, MPICH's with
+scripts/build-mpich-lib, or install them all with scripts/install.
 
 Examples:
   # preload it by hand
-  mpirun -x LD_PRELOAD=$(autocoll lib-path) -n 4 ./my_mpi_program"))]
+  mpirun -x LD_PRELOAD=$(autocoll lib-path) -n 4 ./my_mpi_program
+  # the same under MPICH
+  mpiexec.mpich -genv LD_PRELOAD $(autocoll lib-path --mpi mpich) -n 4 ./my_mpich_program")]
 pub struct PathArgs {
     #[command(flatten)]
     lib: LibArg,
@@ -57,14 +65,20 @@ pub struct PathArgs {
 
 /// Arguments of `autocoll mpirun`.
 #[derive(clap::Args)]
-#[command(after_help = format!("\
+#[command(after_help = "\
 Runs `MPIRUN -x LD_PRELOAD=<lib> -x AUTOCOLL_...=<value> MPIRUN-ARGS...`
-(and --allow-run-as-root as root): the program's MPI_Bcast, MPI_Reduce,
-MPI_Allreduce, MPI_Scatter, MPI_Gather, MPI_Allgather and MPI_Barrier run
-autocoll's collectives. Open MPI only; exits with mpirun's status.
-The library: --lib, else $AUTOCOLL_MPI_LIB, else beside this autocoll or
-in ../lib/autocoll/ from it (scripts/install puts it there; or build it
-with `{BUILD}`).
+(and --allow-run-as-root as root) under Open MPI, `MPIEXEC -genv
+LD_PRELOAD <lib> -genv AUTOCOLL_... <value> MPIEXEC-ARGS...` under MPICH:
+the program's MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Scatter,
+MPI_Gather, MPI_Allgather, MPI_Alltoall, MPI_Scan, MPI_Exscan,
+MPI_Reduce_scatter_block, MPI_Reduce_scatter and MPI_Barrier run
+autocoll's collectives. The MPI is the one the program links (the first
+ELF file among MPIRUN-ARGS), else --mpi's, else the launcher's; the
+launcher is --mpirun, else mpirun (Open MPI) or mpiexec.mpich (MPICH).
+Exits with the launcher's status.
+The library: --lib, else $AUTOCOLL_MPI_LIB or $AUTOCOLL_MPICH_LIB, else
+beside this autocoll or in ../lib/autocoll/ from it (scripts/install
+puts them there).
 docs/mpi-library.md has the whole story.
 
 Examples:
@@ -75,7 +89,9 @@ Examples:
   # a tuning file from `autocoll tune`, with stage traces
   autocoll mpirun --select table:tuning.toml --trace traces -- -n 8 ./app
   # the lottery, starting each size on the tuning file's pick, remembering
-  autocoll mpirun --select lottery:tuning.toml --state state.json -- -n 8 ./app"))]
+  autocoll mpirun --select lottery:tuning.toml --state state.json -- -n 8 ./app
+  # a program built with MPICH's mpicc: MPICH's library and mpiexec
+  autocoll mpirun --verbose -- -n 4 ./my_mpich_program")]
 pub struct Args {
     /// How each call's implementation is chosen (AUTOCOLL_SELECT): lottery,
     /// lottery:FILE (a tuning file's picks first, then adapting), native,
@@ -106,9 +122,10 @@ pub struct Args {
     verbose: bool,
     #[command(flatten)]
     lib: LibArg,
-    /// Open MPI's mpirun.
-    #[arg(long, value_name = "PATH", default_value = "mpirun")]
-    mpirun: PathBuf,
+    /// The launcher [default: mpirun for Open MPI, mpiexec.mpich for
+    /// MPICH].
+    #[arg(long, value_name = "PATH")]
+    mpirun: Option<PathBuf>,
     /// mpirun's arguments, the program and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "MPIRUN-ARGS")]
     rest: Vec<OsString>,
@@ -191,11 +208,13 @@ fn settings(a: &Args, cwd: &Path) -> Result<Vec<(&'static str, OsString)>, Failu
     Ok(vars)
 }
 
-/// mpirun's arguments (without mpirun itself): `--allow-run-as-root` when
-/// `root` and `rest` has none, `-x LD_PRELOAD=<lib>` (before the
-/// `preload` already set, so that it is kept), `-x NAME=value` per
-/// variable, then `rest` unchanged.
+/// The launcher's arguments (without the launcher itself): under Open
+/// MPI `--allow-run-as-root` when `root` and `rest` has none; then
+/// `LD_PRELOAD=<lib>` (before the `preload` already set, so that it is
+/// kept) and each variable, as `-x NAME=value` (Open MPI) or `-genv NAME
+/// value` (MPICH); then `rest` unchanged.
 pub fn command_line(
+    mpi: Mpi,
     lib: &Path,
     vars: &[(&str, OsString)],
     root: bool,
@@ -203,8 +222,9 @@ pub fn command_line(
     rest: &[OsString],
 ) -> Vec<OsString> {
     let mut out: Vec<OsString> = Vec::new();
-    if root && !rest.iter().any(|a| a == "--allow-run-as-root") {
-        out.push("--allow-run-as-root".into());
+    let allow = "--allow-run-as-root";
+    if mpi == Mpi::Openmpi && root && !rest.iter().any(|a| a == allow) {
+        out.push(allow.into());
     }
     let mut value = OsString::from(lib);
     if let Some(old) = preload.filter(|p| !p.is_empty()) {
@@ -214,57 +234,64 @@ pub fn command_line(
     for (name, value) in
         std::iter::once(("LD_PRELOAD", &value)).chain(vars.iter().map(|(n, v)| (*n, v)))
     {
-        let mut pair = OsString::from(name);
-        pair.push("=");
-        pair.push(value);
-        out.push("-x".into());
-        out.push(pair);
+        out.extend(mpi.set(name, value));
     }
     out.extend(rest.iter().cloned());
     out
 }
 
-/// Refuses an mpirun whose `--version` output is not Open MPI's.
-pub fn open_mpi(mpirun: &Path, version: &str) -> Result<(), String> {
-    if version.contains("Open MPI") {
+/// Refuses a launcher whose `--version` output is not `mpi`'s.
+pub fn launcher_of(mpi: Mpi, launcher: &Path, version: &str) -> Result<(), String> {
+    let theirs = Mpi::of_launcher(version);
+    if theirs == Some(mpi) {
         return Ok(());
     }
     let said = version.lines().map(str::trim).find(|l| !l.is_empty());
     let said = said.map_or("nothing".to_string(), |l| format!("`{l}`"));
-    let mpich = if version.contains("HYDRA") || version.contains("MPICH") {
-        " (that is MPICH's)"
-    } else {
-        ""
-    };
+    let whose = theirs.map_or(String::new(), |t| format!(" (that is {}'s)", t.name()));
     Err(format!(
-        "{} is not Open MPI's mpirun: its --version says {said}{mpich}. The \
-         interposition library is built against Open MPI, whose handles \
-         (MPI_Comm, MPI_Datatype, MPI_Op) are pointers; in MPICH and its \
-         derivatives they are integers, so a program built with MPICH cannot \
-         be served by it. Run an Open MPI program with Open MPI's mpirun \
-         (--mpirun PATH)",
-        mpirun.display()
+        "{} is not {}'s launcher: its --version says {said}{whose}. The \
+         interposition library is built for one MPI (handles are pointers \
+         in Open MPI, integers in MPICH), and the program's MPI decides \
+         which: name {}'s launcher with --mpirun PATH, or the program's MPI \
+         with --mpi",
+        launcher.display(),
+        mpi.name(),
+        mpi.name(),
     ))
 }
 
-/// Refuses a file that is not the interposition library.
-pub fn interposition(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    if bytes.windows(MARK.len()).any(|w| w == MARK) {
-        return Ok(());
+/// Refuses a file that is not the interposition library for `mpi`.
+pub fn interposition(mpi: Mpi, path: &Path, bytes: &[u8]) -> Result<(), String> {
+    if !bytes.windows(MARK.len()).any(|w| w == MARK) {
+        return Err(format!(
+            "{} is not autocoll's MPI interposition library: it defines no \
+             MPI_Bcast (is it another file, or built without the `mpi` feature?); \
+             build it with `{}`",
+            path.display(),
+            mpi.build()
+        ));
     }
-    Err(format!(
-        "{} is not autocoll's MPI interposition library: it defines no \
-         MPI_Bcast (is it another file, or built without the `mpi` feature?); \
-         build it with `{BUILD}`",
-        path.display()
-    ))
+    match Mpi::of_binary(bytes) {
+        Some(built) if built != mpi => Err(format!(
+            "{} is the interposition library for {}, and the program's MPI \
+             is {}: build {}'s with `{}`",
+            path.display(),
+            built.name(),
+            mpi.name(),
+            mpi.name(),
+            mpi.build()
+        )),
+        _ => Ok(()),
+    }
 }
 
-/// Where the library is: `flag` (`--lib`), else `env`
-/// (`AUTOCOLL_MPI_LIB`), else [`LIB_NAME`] in one of `beside` (the
+/// Where `mpi`'s library is: `flag` (`--lib`), else `env` (its
+/// variable's value), else its file name in one of `beside` (the
 /// directories of the running executable); absolute against `cwd`. Only
 /// existence is checked here.
 pub fn locate(
+    mpi: Mpi,
     flag: Option<&Path>,
     env: Option<&OsStr>,
     beside: &[PathBuf],
@@ -272,34 +299,34 @@ pub fn locate(
 ) -> Result<PathBuf, String> {
     let named = match (flag, env.filter(|e| !e.is_empty())) {
         (Some(path), _) => Some(("--lib", path)),
-        (None, Some(env)) => Some(("AUTOCOLL_MPI_LIB", Path::new(env))),
+        (None, Some(env)) => Some((mpi.lib_var(), Path::new(env))),
         (None, None) => None,
     };
+    let build = mpi.build();
+    let name = mpi.lib_name();
     if let Some((what, path)) = named {
         let path = absolute(cwd, path);
         return if path.is_file() {
             Ok(path)
         } else {
             Err(format!(
-                "{what} {}: no such file (build the library with `{BUILD}`)",
+                "{what} {}: no such file (build the library with `{build}`)",
                 path.display()
             ))
         };
     }
-    if let Some(found) = beside
-        .iter()
-        .map(|d| d.join(LIB_NAME))
-        .find(|p| p.is_file())
-    {
+    if let Some(found) = beside.iter().map(|d| d.join(name)).find(|p| p.is_file()) {
         return Ok(absolute(cwd, &found));
     }
     let dirs: Vec<String> = beside.iter().map(|d| d.display().to_string()).collect();
+    let var = mpi.lib_var();
     Err(format!(
-        "{LIB_NAME} not found: not beside this autocoll (in {}), and neither \
-         --lib nor AUTOCOLL_MPI_LIB names it. Install both with \
-         `scripts/install` from the source tree, or build it with `{BUILD}` \
+        "{name} ({}'s) not found: not beside this autocoll (in {}), and neither \
+         --lib nor {var} names it. Install it with \
+         `scripts/install` from the source tree, or build it with `{build}` \
          (it lands in target/release/, beside target/release/autocoll), or \
-         name it with --lib PATH or AUTOCOLL_MPI_LIB",
+         name it with --lib PATH or {var}",
+        mpi.name(),
         if dirs.is_empty() {
             "no directory known".to_string()
         } else {
@@ -319,8 +346,8 @@ pub fn search_dirs(bin: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// The library this invocation means, found and checked.
-fn library(arg: &LibArg) -> Result<PathBuf, Failure> {
+/// `mpi`'s library as this invocation names it, found and checked.
+fn library(arg: &LibArg, mpi: Mpi) -> Result<PathBuf, Failure> {
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let mut beside = Vec::new();
     if let Ok(exe) = std::env::current_exe() {
@@ -335,17 +362,17 @@ fn library(arg: &LibArg) -> Result<PathBuf, Failure> {
             }
         }
     }
-    let env = std::env::var_os("AUTOCOLL_MPI_LIB");
-    let path = locate(arg.lib.as_deref(), env.as_deref(), &beside, &cwd)
+    let env = std::env::var_os(mpi.lib_var());
+    let path = locate(mpi, arg.lib.as_deref(), env.as_deref(), &beside, &cwd)
         .map_err(|e| Failure::Run(anyhow!(e)))?;
     let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-    interposition(&path, &bytes).map_err(|e| Failure::Run(anyhow!(e)))?;
+    interposition(mpi, &path, &bytes).map_err(|e| Failure::Run(anyhow!(e)))?;
     Ok(path)
 }
 
 /// `autocoll lib-path`.
 pub fn run_path(a: PathArgs) -> Result<ExitCode, Failure> {
-    let path = library(&a.lib)?;
+    let path = library(&a.lib, a.lib.mpi.unwrap_or(Mpi::Openmpi))?;
     say!("{}", path.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -361,40 +388,91 @@ fn quoted(arg: &OsStr) -> String {
     }
 }
 
-/// `autocoll mpirun`: replaces this process with mpirun, whose exit status
-/// becomes the command's.
-pub fn run(a: Args) -> Result<ExitCode, Failure> {
-    let cwd = std::env::current_dir().context("reading the current directory")?;
-    let vars = settings(&a, &cwd)?;
-    let lib = library(&a.lib)?;
-    let version = Command::new(&a.mpirun)
+/// The program among the launcher's arguments and the MPI it links: the
+/// first argument naming a file (from `cwd`, or on `path` when it has no
+/// slash) whose dynamic section names Open MPI's or MPICH's library.
+pub fn program_mpi(rest: &[OsString], cwd: &Path, path: Option<&OsStr>) -> Option<(PathBuf, Mpi)> {
+    let find = |arg: &OsStr| -> Option<PathBuf> {
+        let here = absolute(cwd, Path::new(arg));
+        if arg.to_string_lossy().contains('/') || here.is_file() {
+            return here.is_file().then_some(here);
+        }
+        std::env::split_paths(path?)
+            .map(|dir| dir.join(arg))
+            .find(|p| p.is_file())
+    };
+    rest.iter()
+        .filter(|a| !a.to_string_lossy().starts_with('-'))
+        .find_map(|arg| {
+            let file = find(arg)?;
+            // Programs, not core files or data: a size cap keeps it cheap.
+            let small = std::fs::metadata(&file).ok()?.len() < 1 << 30;
+            let bytes = small.then(|| std::fs::read(&file).ok()).flatten()?;
+            Mpi::of_binary(&bytes).map(|mpi| (file, mpi))
+        })
+}
+
+/// What `launcher --version` prints.
+fn version(launcher: &Path) -> Result<String, Failure> {
+    let out = Command::new(launcher)
         .arg("--version")
         .output()
         .with_context(|| {
             format!(
-                "running `{} --version` (install Open MPI, Debian: openmpi-bin, or name its mpirun with --mpirun PATH)",
-                a.mpirun.display()
+                "running `{} --version` (install Open MPI or MPICH, Debian: openmpi-bin, mpich; or name the launcher with --mpirun PATH)",
+                launcher.display()
             )
         })?;
-    let text = format!(
+    Ok(format!(
         "{}{}",
-        String::from_utf8_lossy(&version.stdout),
-        String::from_utf8_lossy(&version.stderr)
-    );
-    open_mpi(&a.mpirun, &text).map_err(|e| Failure::Run(anyhow!(e)))?;
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    ))
+}
+
+/// The run's MPI: `--mpi`, else the program's, else the launcher's (Open
+/// MPI when it says neither); a `--mpi` the program contradicts is
+/// refused.
+fn which_mpi(a: &Args, cwd: &Path) -> Result<Mpi, Failure> {
+    let found = program_mpi(&a.rest, cwd, std::env::var_os("PATH").as_deref());
+    match (a.lib.mpi, found) {
+        (Some(said), Some((program, links))) if said != links => Err(Failure::Usage(format!(
+            "--mpi {}: {} links {}",
+            said.flag(),
+            program.display(),
+            links.name()
+        ))),
+        (Some(said), _) => Ok(said),
+        (None, Some((_, links))) => Ok(links),
+        (None, None) => {
+            let launcher = a.mpirun.clone().unwrap_or_else(|| "mpirun".into());
+            Ok(Mpi::of_launcher(&version(&launcher)?).unwrap_or(Mpi::Openmpi))
+        }
+    }
+}
+
+/// `autocoll mpirun`: replaces this process with the launcher, whose exit
+/// status becomes the command's.
+pub fn run(a: Args) -> Result<ExitCode, Failure> {
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let vars = settings(&a, &cwd)?;
+    let mpi = which_mpi(&a, &cwd)?;
+    let lib = library(&a.lib, mpi)?;
+    let launcher = a.mpirun.clone().unwrap_or_else(|| mpi.launcher().into());
+    launcher_of(mpi, &launcher, &version(&launcher)?).map_err(|e| Failure::Run(anyhow!(e)))?;
     let root = rustix::process::geteuid().is_root();
     let preload = std::env::var_os("LD_PRELOAD");
-    let args = command_line(&lib, &vars, root, preload.as_deref(), &a.rest);
+    let args = command_line(mpi, &lib, &vars, root, preload.as_deref(), &a.rest);
     if a.verbose {
-        let line: Vec<String> = std::iter::once(a.mpirun.as_os_str())
+        let line: Vec<String> = std::iter::once(launcher.as_os_str())
             .chain(args.iter().map(OsString::as_os_str))
             .map(quoted)
             .collect();
         eprintln!("autocoll mpirun: {}", line.join(" "));
     }
-    let e = Command::new(&a.mpirun).args(&args).exec();
+    let e = Command::new(&launcher).args(&args).exec();
     Err(Failure::Run(
-        anyhow!(e).context(format!("starting {}", a.mpirun.display())),
+        anyhow!(e).context(format!("starting {}", launcher.display())),
     ))
 }
 

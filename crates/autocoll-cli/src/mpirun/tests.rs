@@ -47,7 +47,14 @@ fn arguments_come_in_order_one_x_per_variable() {
         "a b",
     ]);
     let vars = settings(&a, Path::new("/home/u/run")).ok().unwrap();
-    let line = command_line(Path::new("/lib/x.so"), &vars, false, None, &a.rest);
+    let line = command_line(
+        Mpi::Openmpi,
+        Path::new("/lib/x.so"),
+        &vars,
+        false,
+        None,
+        &a.rest,
+    );
     assert_eq!(
         line,
         os(&[
@@ -79,6 +86,7 @@ fn without_options_sets_only_the_preload_and_keeps_an_old_one() {
     let vars = settings(&a, Path::new("/w")).ok().unwrap();
     assert!(vars.is_empty());
     let line = command_line(
+        Mpi::Openmpi,
         Path::new("/l.so"),
         &vars,
         false,
@@ -97,20 +105,27 @@ fn without_options_sets_only_the_preload_and_keeps_an_old_one() {
             "x"
         ])
     );
-    let line = command_line(Path::new("/l.so"), &[], false, Some(OsStr::new("")), &[]);
+    let line = command_line(
+        Mpi::Openmpi,
+        Path::new("/l.so"),
+        &[],
+        false,
+        Some(OsStr::new("")),
+        &[],
+    );
     assert_eq!(line, os(&["-x", "LD_PRELOAD=/l.so"]));
 }
 
 #[test]
 fn allows_root_only_as_root_and_only_once() {
     let rest = os(&["-n", "2", "prog"]);
-    let as_root = command_line(Path::new("/l.so"), &[], true, None, &rest);
+    let as_root = command_line(Mpi::Openmpi, Path::new("/l.so"), &[], true, None, &rest);
     assert_eq!(as_root[0], "--allow-run-as-root");
     assert_eq!(as_root.len(), 6);
-    let as_user = command_line(Path::new("/l.so"), &[], false, None, &rest);
+    let as_user = command_line(Mpi::Openmpi, Path::new("/l.so"), &[], false, None, &rest);
     assert!(!as_user.iter().any(|a| a == "--allow-run-as-root"));
     let given = os(&["--allow-run-as-root", "-n", "2", "prog"]);
-    let line = command_line(Path::new("/l.so"), &[], true, None, &given);
+    let line = command_line(Mpi::Openmpi, Path::new("/l.so"), &[], true, None, &given);
     let count = line.iter().filter(|a| *a == "--allow-run-as-root").count();
     assert_eq!(count, 1);
     assert_eq!(line[..2], os(&["-x", "LD_PRELOAD=/l.so"])[..]);
@@ -171,46 +186,107 @@ fn select_table_is_read_and_made_absolute() {
 }
 
 #[test]
-fn refuses_mpich_and_files_that_are_not_the_library() {
+fn a_launcher_of_the_other_mpi_and_files_that_are_not_the_library_are_refused() {
     let ompi =
         "mpirun (Open MPI) 4.1.4\n\nReport bugs to http://www.open-mpi.org/community/help/\n";
-    assert!(open_mpi(Path::new("mpirun"), ompi).is_ok());
     let mpich = "HYDRA build details:\n    Version:                                 4.0\n";
-    let why = open_mpi(Path::new("/usr/bin/mpirun"), mpich).unwrap_err();
+    assert!(launcher_of(Mpi::Openmpi, Path::new("mpirun"), ompi).is_ok());
+    assert!(launcher_of(Mpi::Mpich, Path::new("mpiexec"), mpich).is_ok());
+    let why = launcher_of(Mpi::Openmpi, Path::new("/usr/bin/mpirun"), mpich).unwrap_err();
     assert!(
-        why.starts_with("/usr/bin/mpirun is not Open MPI's mpirun"),
+        why.starts_with("/usr/bin/mpirun is not Open MPI's launcher"),
         "{why}"
     );
     assert!(
         why.contains("`HYDRA build details:` (that is MPICH's)"),
         "{why}"
     );
-    assert!(why.contains("integers"), "{why}");
-    assert!(open_mpi(Path::new("x"), "")
+    assert!(why.contains("integers in MPICH"), "{why}");
+    let why = launcher_of(Mpi::Mpich, Path::new("mpirun"), ompi).unwrap_err();
+    assert!(why.contains("(that is Open MPI's)"), "{why}");
+    assert!(launcher_of(Mpi::Openmpi, Path::new("x"), "")
         .unwrap_err()
         .contains("says nothing"));
 
     let lib = Path::new("/t/libautocoll_mpi.so");
-    assert!(interposition(lib, b"\x7fELF..\0MPI_Bcast\0MPI_Reduce\0").is_ok());
-    let why = interposition(lib, b"\x7fELF..\0PMPI_Bcast\0MPI_Bcast_c").unwrap_err();
+    let ompi_lib = b"\x7fELF..libmpi.so.40\0MPI_Bcast\0MPI_Reduce\0";
+    let mpich_lib = b"\x7fELF..libmpich.so.12\0MPI_Bcast\0MPI_Reduce\0";
+    assert!(interposition(Mpi::Openmpi, lib, ompi_lib).is_ok());
+    assert!(interposition(Mpi::Mpich, lib, mpich_lib).is_ok());
+    let why = interposition(Mpi::Mpich, lib, ompi_lib).unwrap_err();
+    assert!(
+        why.contains("the interposition library for Open MPI, and the program's MPI is MPICH"),
+        "{why}"
+    );
+    assert!(why.contains("scripts/build-mpich-lib"), "{why}");
+    let why = interposition(Mpi::Openmpi, lib, b"\x7fELF..\0PMPI_Bcast\0MPI_Bcast_c").unwrap_err();
     assert!(
         why.contains("not autocoll's MPI interposition library"),
         "{why}"
     );
     assert!(why.contains("without the `mpi` feature"), "{why}");
-    assert!(why.contains(BUILD), "{why}");
+    assert!(why.contains(Mpi::Openmpi.build()), "{why}");
+}
+
+#[test]
+fn mpich_gets_genv_pairs_and_no_root_flag() {
+    let vars = [("AUTOCOLL_VERBOSE", OsString::from("1"))];
+    let rest = os(&["-n", "2", "prog"]);
+    let line = command_line(Mpi::Mpich, Path::new("/m.so"), &vars, true, None, &rest);
+    assert_eq!(
+        line,
+        os(&[
+            "-genv",
+            "LD_PRELOAD",
+            "/m.so",
+            "-genv",
+            "AUTOCOLL_VERBOSE",
+            "1",
+            "-n",
+            "2",
+            "prog"
+        ])
+    );
+}
+
+#[test]
+fn the_program_among_the_arguments_says_which_mpi() {
+    let dir = std::env::temp_dir().join(format!("autocoll-which-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    std::fs::write(dir.join("hosts"), "h1 slots=2\n").unwrap();
+    std::fs::write(dir.join("wrap"), b"\x7fELF..libc.so.6\0").unwrap();
+    std::fs::write(dir.join("app"), b"\x7fELF..libmpich.so.12\0libc.so.6").unwrap();
+    std::fs::write(dir.join("bin/ompi_app"), b"\x7fELF..libmpi.so.40\0").unwrap();
+    let path = dir.join("bin").into_os_string();
+    let which = |rest: &[&str]| program_mpi(&os(rest), &dir, Some(&path));
+    assert_eq!(
+        which(&["-n", "2", "--hostfile", "hosts", "./wrap", "./app", "x"]),
+        Some((dir.join("app"), Mpi::Mpich))
+    );
+    assert_eq!(
+        which(&["-n", "2", "ompi_app"]),
+        Some((dir.join("bin/ompi_app"), Mpi::Openmpi))
+    );
+    assert_eq!(which(&["-n", "2", "./wrap", "missing"]), None);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn library_is_found_by_flag_env_or_beside_the_executable() {
     let dir = std::env::temp_dir().join(format!("autocoll-lib-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("release")).unwrap();
-    let beside = dir.join("release").join(LIB_NAME);
+    let beside = dir.join("release").join(Mpi::Openmpi.lib_name());
     std::fs::write(&beside, MARK).unwrap();
     std::fs::write(dir.join("other.so"), MARK).unwrap();
     let dirs = [dir.join("debug"), dir.join("release")];
     let found = |flag: Option<&str>, env: Option<&str>| {
-        locate(flag.map(Path::new), env.map(OsStr::new), &dirs, &dir)
+        locate(
+            Mpi::Openmpi,
+            flag.map(Path::new),
+            env.map(OsStr::new),
+            &dirs,
+            &dir,
+        )
     };
     assert_eq!(found(None, None), Ok(beside.clone()));
     assert_eq!(found(None, Some("")), Ok(beside.clone()));
@@ -228,7 +304,7 @@ fn library_is_found_by_flag_env_or_beside_the_executable() {
     std::fs::remove_file(&beside).unwrap();
     let why = found(None, None).unwrap_err();
     std::fs::remove_dir_all(&dir).unwrap();
-    assert!(why.contains(BUILD), "{why}");
+    assert!(why.contains(Mpi::Openmpi.build()), "{why}");
     assert!(why.contains("release"), "{why}");
 }
 

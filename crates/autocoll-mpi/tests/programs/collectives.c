@@ -87,6 +87,12 @@ static void reduce_scatters(MPI_Comm comm, const char *cname, const Type *t, lon
         fill(a, t, n * size, test + 19 + even, rank); memset(b, 0, bytes * size);
         check(MPI_Reduce_scatter(a, b, counts, t->type, op, comm), "reduce_scatter");
         NAME("reduce_scatter", even ? "" : " uneven"); report(what, b, mine);
+#ifdef MPICH
+        /* MPICH 4.0.2 fails an assertion (a memcpy onto itself) in an
+         * in-place reduce_scatter of uneven counts of 40,000 elements,
+         * with no library preloaded. */
+        if (!even && n > 7) continue;
+#endif
         fill(b, t, n * size, test + 21 + even, rank);
         check(MPI_Reduce_scatter(MPI_IN_PLACE, b, counts, t->type, op, comm), "reduce_scatter in place");
         NAME("reduce_scatter", even ? " in-place" : " uneven in-place"); report(what, b, mine);
@@ -113,9 +119,18 @@ static void run(MPI_Comm comm, const char *cname, const Type *t, long n, int roo
         fill(a, t, n, test + 1, rank); memset(b, 0, bytes);
         check(MPI_Reduce(a, b, (int)n, t->type, op, root, comm), "reduce");
         NAME("reduce", ""); if (rank == root) report(what, b, bytes);
+#ifdef MPICH
+        /* MPICH 4.0.2 crashes in an in-place reduce at a root other than 0
+         * of 1000 doubles and more, with no library preloaded. */
+        int in_place_reduce = root == 0 || n <= 7;
+#else
+        int in_place_reduce = 1;
+#endif
         fill(b, t, n, test + 2, rank);
-        check(MPI_Reduce(rank == root ? MPI_IN_PLACE : b, rank == root ? b : NULL, (int)n, t->type, op, root, comm), "reduce in place");
-        NAME("reduce", " in-place"); if (rank == root) report(what, b, bytes);
+        if (in_place_reduce) {
+            check(MPI_Reduce(rank == root ? MPI_IN_PLACE : b, rank == root ? b : NULL, (int)n, t->type, op, root, comm), "reduce in place");
+            NAME("reduce", " in-place"); if (rank == root) report(what, b, bytes);
+        }
         fill(a, t, n, test + 3, rank); memset(b, 0, bytes);
         check(MPI_Allreduce(a, b, (int)n, t->type, op, comm), "allreduce");
         NAME("allreduce", ""); report(what, b, bytes);
