@@ -47,14 +47,6 @@ pub fn ompi_algorithms(op: Collective) -> &'static [&'static str] {
     }
 }
 
-/// The collective's name in Open MPI's MCA parameters.
-fn mca_name(op: Collective) -> &'static str {
-    match op {
-        Collective::ReduceScatter => "reduce_scatter_block",
-        op => op.name(),
-    }
-}
-
 const BCAST: &[&str] = &[
     "ignore",
     "basic_linear",
@@ -129,7 +121,7 @@ const REDUCE_SCATTER_BLOCK: &[&str] = &[
 pub fn mca_env(op: Collective, forced: Forced) -> Result<Vec<(String, String)>, Failure> {
     let alg = forced.alg;
     let names = ompi_algorithms(op);
-    let name = mca_name(op);
+    let name = autocoll::select::export::mpi_name(op);
     if alg == 0 || alg as usize >= names.len() {
         let known: Vec<String> = names
             .iter()

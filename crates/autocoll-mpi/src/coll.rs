@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use autocoll::comm::RawCall;
 use autocoll::{Algorithm, Collective, Implementation};
-use mpi::ffi::{self, MPI_Datatype, MPI_Op};
+use mpi::ffi::{self, MPI_Comm, MPI_Datatype, MPI_Op};
 
 use crate::args::{Args, Layout};
 use crate::boundary::{self, Outcome};
@@ -50,11 +50,8 @@ pub fn call_counted(args: Args) -> c_int {
 
 /// The one count every rank of `MPI_Reduce_scatter` receives.
 fn uniform_count(a: &Args) -> Result<c_int, Reason> {
-    let invalid = |_code: c_int| Reason::Invalid;
-    if sys::is_inter(a.comm).map_err(invalid)? {
-        return Err(Reason::Intercomm);
-    }
-    let (_, size) = sys::rank_size(a.comm).map_err(invalid)?;
+    let known = crate::state::known(a.comm).map(|k| (k.rank, k.size));
+    let (_, size) = rank_size(a.comm, known)?;
     if a.counts.is_null() {
         return Err(Reason::Invalid);
     }
@@ -180,12 +177,7 @@ fn execute(
 /// `known` is this rank and the size of a communicator already checked
 /// (an intracommunicator with a state).
 pub fn plan(a: &Args, known: Option<(usize, usize)>) -> Result<Plan, Reason> {
-    let invalid = |_code: c_int| Reason::Invalid;
-    let (rank, size) = match known {
-        Some(known) => known,
-        None if sys::is_inter(a.comm).map_err(invalid)? => return Err(Reason::Intercomm),
-        None => sys::rank_size(a.comm).map_err(invalid)?,
-    };
+    let (rank, size) = rank_size(a.comm, known)?;
     let root = match a.op.rooted() {
         true if a.root < 0 || a.root as usize >= size => return Err(Reason::Invalid),
         true => a.root as usize,
@@ -232,6 +224,17 @@ pub fn plan(a: &Args, known: Option<(usize, usize)>) -> Result<Plan, Reason> {
         bytes,
         elem,
     }))
+}
+
+/// This rank and the size of `comm`: `known` for a communicator already
+/// checked, else asked of MPI, an intercommunicator refused.
+fn rank_size(comm: MPI_Comm, known: Option<(usize, usize)>) -> Result<(usize, usize), Reason> {
+    let invalid = |_code: c_int| Reason::Invalid;
+    match known {
+        Some(known) => Ok(known),
+        None if sys::is_inter(comm).map_err(invalid)? => Err(Reason::Intercomm),
+        None => sys::rank_size(comm).map_err(invalid),
+    }
 }
 
 /// The bytes (the type signature's: every rank agrees on them) and the

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use autocoll::select::export::{ompi_algorithm, to_mpich, to_ompi};
+use autocoll::select::export::{mpi_name, ompi_algorithm, to_mpich, to_ompi};
 use autocoll::select::Table;
 use autocoll::Collective;
 
@@ -181,14 +181,6 @@ fn compile(mpicc: &str, dir: &Path) -> PathBuf {
     exe
 }
 
-/// The collective's name in Open MPI's functions.
-fn c_name(op: Collective) -> &'static str {
-    match op {
-        Collective::ReduceScatter => "reduce_scatter_block",
-        op => op.name(),
-    }
-}
-
 /// The `ompi_coll_base_<op>_intra_*` (and `_basic_linear`) functions
 /// `mca_coll_tuned.so` bound.
 fn tuned_bindings(
@@ -230,8 +222,8 @@ fn tuned_bindings(
         "mpirun {op}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let prefix = format!("ompi_coll_base_{}_intra_", c_name(coll));
-    let linear = format!("ompi_coll_base_{}_basic_linear", c_name(coll));
+    let prefix = format!("ompi_coll_base_{}_intra_", mpi_name(coll));
+    let linear = format!("ompi_coll_base_{}_basic_linear", mpi_name(coll));
     let mut seen = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -262,7 +254,7 @@ fn tuned_bindings(
 
 /// The libmpi function of each (collective, algorithm id) of Open MPI 4.1.
 fn ompi_function(op: Collective, alg: u32) -> String {
-    let c = c_name(op);
+    let c = mpi_name(op);
     let intra = match (op, alg) {
         (Collective::ReduceScatter, 1) => return format!("ompi_coll_base_{c}_basic_linear"),
         (Collective::ReduceScatter, 3) => "recursivehalving",

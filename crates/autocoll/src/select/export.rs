@@ -286,6 +286,7 @@ pub fn mpich_algorithm(imp: &Implementation) -> Value {
     }
 }
 
+/// The JSON leaf that selects MPICH's `MPIR_<name>`.
 fn mpich_pick(name: &str) -> Value {
     json!({ format!("algorithm=MPIR_{name}"): {} })
 }
@@ -316,8 +317,10 @@ fn mpich_reduce_scatter(alg: &Algorithm) -> Value {
     })
 }
 
-/// MPICH's key name for a collective.
-fn mpich_name(op: Collective) -> &'static str {
+/// The collective's name in the MPI libraries: Open MPI's MCA parameters
+/// and functions, MPICH's selection keys (the id's name, but the block
+/// form of reduce-scatter).
+pub fn mpi_name(op: Collective) -> &'static str {
     match op {
         Collective::ReduceScatter => "reduce_scatter_block",
         op => op.name(),
@@ -335,7 +338,7 @@ pub fn to_mpich(table: &Table) -> String {
             mpich_intra(&rules, op)
         };
         root.insert(
-            format!("collective={}", mpich_name(op)),
+            format!("collective={}", mpi_name(op)),
             json!({ "comm_type=intra": intra, "comm_type=inter": mpich_inter(op) }),
         );
     }
@@ -394,7 +397,7 @@ fn mpich_intra(rules: &[&Rule], op: Collective) -> Value {
 
 /// What MPICH does for a collective we have no rule for.
 fn mpich_default(op: Collective) -> Value {
-    let d = |name: &str| json!({ format!("algorithm=MPIR_{name}"): {} });
+    let d = mpich_pick;
     match op {
         Collective::Bcast => d("Bcast_intra_binomial"),
         Collective::Reduce => d("Reduce_intra_binomial"),
@@ -425,13 +428,13 @@ fn mpich_inter(op: Collective) -> Value {
         Collective::Exscan => "Exscan_intra_recursive_doubling",
         Collective::ReduceScatter => "Reduce_scatter_block_inter_remote_reduce_local_scatter",
     };
-    json!({ format!("algorithm=MPIR_{name}"): {} })
+    mpich_pick(name)
 }
 
 /// The blocking collectives autocoll does not tune, with algorithms MPICH
 /// 4.0 accepts for every argument (in-place and non-commutative included).
 fn mpich_untuned() -> Vec<(&'static str, Value)> {
-    let a = |name: &str| json!({ format!("algorithm=MPIR_{name}"): {} });
+    let a = mpich_pick;
     let alltoall = |op: &str, scattered: &str| {
         json!({
             "comm_type=intra": {

@@ -166,7 +166,8 @@ impl Communicator {
         self.rootless_reduction(Collective::Exscan, imp, send, recv, op)
     }
 
-    /// Allreduce, scan and exscan: `recv` as long as `send` on every rank.
+    /// Allreduce, scan and exscan (`recv` as long as `send` on every rank)
+    /// and reduce-scatter (`send` one `recv` per rank).
     fn rootless_reduction<T: Element>(
         &mut self,
         which: Collective,
@@ -176,13 +177,18 @@ impl Communicator {
         op: &Op<T>,
     ) -> Result<()> {
         op.check()?;
-        let what = match which {
-            Collective::Allreduce => "allreduce receive buffer",
-            _ => "scan receive buffer",
+        let (what, expected, got) = match which {
+            Collective::Allreduce => ("allreduce receive buffer", send.len(), recv.len()),
+            Collective::ReduceScatter => (
+                "reduce-scatter send buffer",
+                self.size() * recv.len(),
+                send.len(),
+            ),
+            _ => ("scan receive buffer", send.len(), recv.len()),
         };
-        expect_len(what, send.len(), recv.len())?;
+        expect_len(what, expected, got)?;
         let combine = |a: &mut [u8], b: &[u8]| op.on_bytes(a, b);
-        let call = Call::new(which, 0, send.len(), send, recv);
+        let call = Call::new(which, 0, recv.len(), send, recv);
         self.run(imp, call.combining(&combine))
     }
 
@@ -207,15 +213,7 @@ impl Communicator {
         recv: &mut [T],
         op: &Op<T>,
     ) -> Result<()> {
-        op.check()?;
-        expect_len(
-            "reduce-scatter send buffer",
-            self.size() * recv.len(),
-            send.len(),
-        )?;
-        let combine = |a: &mut [u8], b: &[u8]| op.on_bytes(a, b);
-        let call = Call::new(Collective::ReduceScatter, 0, recv.len(), send, recv);
-        self.run(imp, call.combining(&combine))
+        self.rootless_reduction(Collective::ReduceScatter, imp, send, recv, op)
     }
 
     /// Collects every rank's `send` into block i of every rank's `recv`.
