@@ -34,12 +34,14 @@ use super::call::{RankView, View};
 /// pattern where there is one.
 pub fn patterns(op: Collective) -> (&'static str, Option<&'static str>) {
     match op {
-        Collective::Bcast | Collective::Scatter => ("Late Broadcast", None),
-        Collective::Reduce | Collective::Gather => ("Early Reduce", None),
+        Collective::Bcast | Collective::Scatter | Collective::Scatterv => ("Late Broadcast", None),
+        Collective::Reduce | Collective::Gather | Collective::Gatherv => ("Early Reduce", None),
         Collective::Allreduce
         | Collective::Allgather
         | Collective::Alltoall
-        | Collective::ReduceScatter => ("Wait at N x N", Some("N x N Completion")),
+        | Collective::ReduceScatter
+        | Collective::Allgatherv
+        | Collective::Alltoallv => ("Wait at N x N", Some("N x N Completion")),
         Collective::Barrier => ("Wait at Barrier", Some("Barrier Completion")),
         Collective::Scan | Collective::Exscan => ("Early Scan", None),
     }
@@ -62,7 +64,7 @@ pub fn of_call(view: &View) -> Vec<Option<(f64, Option<f64>)>> {
     let clamp = |x: i64| x.max(0) as f64;
     let mut out = vec![None; n];
     match view.op {
-        Collective::Bcast | Collective::Scatter => {
+        Collective::Bcast | Collective::Scatter | Collective::Scatterv => {
             let Some(root) = view.rank(view.root) else {
                 return out;
             };
@@ -70,7 +72,7 @@ pub fn of_call(view: &View) -> Vec<Option<(f64, Option<f64>)>> {
                 out[r] = Some((clamp(root.enter().min(v.done()) - v.enter()), None));
             }
         }
-        Collective::Reduce | Collective::Gather => {
+        Collective::Reduce | Collective::Gather | Collective::Gatherv => {
             let Some(root) = view.rank(view.root) else {
                 return out;
             };
@@ -96,16 +98,23 @@ pub fn of_call(view: &View) -> Vec<Option<(f64, Option<f64>)>> {
         | Collective::Allgather
         | Collective::Alltoall
         | Collective::ReduceScatter
-        | Collective::Barrier => {
-            let latest = present().map(|(_, v)| v.enter()).max().unwrap_or(0);
-            let first_out = present().map(|(_, v)| v.done()).min().unwrap_or(0);
-            for (r, v) in present() {
-                let wait = clamp(latest.min(v.done()) - v.enter());
-                out[r] = Some((wait, Some(clamp(v.done() - first_out))));
-            }
-        }
+        | Collective::Allgatherv
+        | Collective::Alltoallv
+        | Collective::Barrier => all_to_all(present().collect(), &mut out),
     }
     out
+}
+
+/// Wait at N x N: each rank waits for the last to enter, and completes
+/// after the first to leave.
+fn all_to_all(present: Vec<(usize, &RankView)>, out: &mut [Option<(f64, Option<f64>)>]) {
+    let clamp = |x: i64| x.max(0) as f64;
+    let latest = present.iter().map(|(_, v)| v.enter()).max().unwrap_or(0);
+    let first_out = present.iter().map(|(_, v)| v.done()).min().unwrap_or(0);
+    for (r, v) in present {
+        let wait = clamp(latest.min(v.done()) - v.enter());
+        out[r] = Some((wait, Some(clamp(v.done() - first_out))));
+    }
 }
 
 /// (average-case, worst-case) imbalance of the call's enter times, ns;

@@ -44,8 +44,15 @@ pub fn ompi_algorithms(op: Collective) -> &'static [&'static str] {
         Collective::Alltoall => ALLTOALL,
         Collective::Scan | Collective::Exscan => SCAN,
         Collective::ReduceScatter => REDUCE_SCATTER_BLOCK,
+        Collective::Allgatherv => ALLGATHERV,
+        Collective::Alltoallv => ALLTOALLV,
+        // No tuned algorithms of their own.
+        Collective::Gatherv | Collective::Scatterv => &["ignore"],
     }
 }
+
+const ALLGATHERV: &[&str] = &["ignore", "default", "bruck", "ring", "neighbor", "two_proc"];
+const ALLTOALLV: &[&str] = &["ignore", "basic_linear", "pairwise"];
 
 const BCAST: &[&str] = &[
     "ignore",

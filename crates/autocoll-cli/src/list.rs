@@ -94,7 +94,12 @@ fn over_trees(op: Collective) -> Option<&'static str> {
         Collective::Allgather => "gather then bcast over the tree",
         Collective::Barrier => "fan-in then fan-out over the tree",
         Collective::ReduceScatter => "reduce the whole vector, then scatter its blocks",
-        Collective::Alltoall | Collective::Scan | Collective::Exscan => return None,
+        Collective::Scatterv => "each rank forwards its subtree's block sizes, then its blocks",
+        Collective::Gatherv => "each rank sends up its subtree's blocks, ended by a short segment",
+        Collective::Allgatherv => "gather then bcast over the tree",
+        Collective::Alltoall | Collective::Alltoallv | Collective::Scan | Collective::Exscan => {
+            return None
+        }
     })
 }
 

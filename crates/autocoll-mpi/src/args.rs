@@ -29,6 +29,8 @@ pub struct Args {
     /// `MPI_Reduce_scatter`'s receive counts, one per rank (null for
     /// every other call).
     pub counts: *const c_int,
+    /// A v-form's counts and displacements.
+    pub v: Vectors,
     /// The root (rooted collectives only).
     pub root: c_int,
     /// The program's communicator.
@@ -64,13 +66,14 @@ impl Args {
             rtype: dtype,
             mpi_op,
             counts: std::ptr::null(),
+            v: Vectors::none(),
             root,
             comm,
         }
     }
 
-    /// `MPI_Reduce_scatter`'s arguments: its counts stand for one count
-    /// (`coll::call_counted` reads them) until the counts form runs.
+    /// `MPI_Reduce_scatter`'s arguments: a count per rank, no count of
+    /// its own.
     pub fn counted(
         send: *const c_void,
         recv: *mut c_void,
@@ -117,8 +120,60 @@ impl Args {
             rtype,
             mpi_op: Self::no_op(),
             counts: std::ptr::null(),
+            v: Vectors::none(),
             root,
             comm,
+        }
+    }
+
+    /// A v-form's arguments: `two_types`' with the per-rank counts and
+    /// displacements of the sides that have them.
+    pub fn varied(two_types: Args, v: Vectors) -> Args {
+        Args { v, ..two_types }
+    }
+}
+
+/// A v-form's per-rank counts and displacements, in elements of their
+/// side's datatype; null where the call has none (one count of its own).
+#[derive(Clone, Copy, Debug)]
+pub struct Vectors {
+    /// Send counts (scatterv, alltoallv).
+    pub scounts: *const c_int,
+    /// Send displacements.
+    pub sdispls: *const c_int,
+    /// Receive counts (gatherv, allgatherv, alltoallv).
+    pub rcounts: *const c_int,
+    /// Receive displacements.
+    pub rdispls: *const c_int,
+}
+
+impl Vectors {
+    /// No vectors: the regular forms.
+    pub fn none() -> Vectors {
+        let null = std::ptr::null();
+        Vectors {
+            scounts: null,
+            sdispls: null,
+            rcounts: null,
+            rdispls: null,
+        }
+    }
+
+    /// The send side's counts and displacements.
+    pub fn send(scounts: *const c_int, sdispls: *const c_int) -> Vectors {
+        Vectors {
+            scounts,
+            sdispls,
+            ..Vectors::none()
+        }
+    }
+
+    /// The receive side's counts and displacements.
+    pub fn recv(rcounts: *const c_int, rdispls: *const c_int) -> Vectors {
+        Vectors {
+            rcounts,
+            rdispls,
+            ..Vectors::none()
         }
     }
 }
@@ -137,4 +192,12 @@ pub struct Layout {
     pub bytes: usize,
     /// Bytes per element of the datatype that reductions combine.
     pub elem: usize,
+}
+
+/// What the checks made of a call.
+pub enum Plan {
+    /// Nothing to move: every rank returns at once.
+    Nothing,
+    /// Run by the selector's choice over these bytes.
+    Run(Layout),
 }

@@ -22,9 +22,23 @@ pub struct Buffers {
     send: Side,
     recv: Side,
     comm: MPI_Comm,
+    /// A v-form's block sizes in bytes where this rank knows them.
+    sizes: (Vec<usize>, Vec<usize>),
 }
 
-enum Side {
+/// One call's buffers as the algorithms take them.
+pub struct Parts<'a> {
+    /// What this rank sends.
+    pub send: &'a [u8],
+    /// Where it receives.
+    pub recv: &'a mut [u8],
+    /// A v-form's block sizes on the side that sends to every rank.
+    pub send_sizes: &'a [usize],
+    /// A v-form's block sizes on the side that receives from every rank.
+    pub recv_sizes: &'a [usize],
+}
+
+pub(crate) enum Side {
     /// Nothing on this rank.
     Empty,
     /// The program's memory, one block.
@@ -39,15 +53,25 @@ enum Side {
         count: c_int,
         dtype: MPI_Datatype,
     },
+    /// A v-form's blocks, each at its displacement, packed in rank order
+    /// and unpacked into their places after the call.
+    Spread {
+        data: Vec<u8>,
+        blocks: Vec<(*mut c_void, c_int)>,
+        dtype: MPI_Datatype,
+    },
 }
 
 /// One side as the program describes it.
-struct Desc {
-    buf: *mut c_void,
-    count: c_int,
-    dtype: MPI_Datatype,
+pub(crate) struct Desc {
+    /// Where the data is.
+    pub buf: *mut c_void,
+    /// How many elements.
+    pub count: c_int,
+    /// Of which datatype.
+    pub dtype: MPI_Datatype,
     /// Its bytes (the signature's).
-    len: usize,
+    pub len: usize,
 }
 
 impl Buffers {
@@ -88,51 +112,94 @@ impl Buffers {
             Collective::Alltoall => p.input(p.writes(l.size)?, 0, l.size, in_place)?,
             // In place, the receive buffer holds every rank's block of the
             // input and gets the result in its first.
+            Collective::ReduceScatter if !a.counts.is_null() => p.counted(in_place)?,
             Collective::ReduceScatter if in_place => {
                 (p.writes(l.size)?.own(0, l.size * l.bytes), p.writes(1)?)
             }
             Collective::ReduceScatter => (p.reads(l.size)?, p.writes(1)?),
-            Collective::Barrier => (Side::Empty, Side::Empty),
+            Collective::Barrier
+            | Collective::Gatherv
+            | Collective::Scatterv
+            | Collective::Allgatherv
+            | Collective::Alltoallv => (Side::Empty, Side::Empty),
         };
-        Ok(Buffers {
-            send,
-            recv,
-            comm: a.comm,
-        })
+        let sizes = match a.op {
+            Collective::ReduceScatter => p.counts().iter().map(|&c| c * l.elem).collect(),
+            _ => Vec::new(),
+        };
+        Ok(Buffers::of(send, recv, a.comm, (Vec::new(), sizes)))
     }
 
-    /// The send side read-only and the receive side writable.
-    pub fn slices(&mut self) -> (&[u8], &mut [u8]) {
-        (self.send.bytes(), self.recv.bytes_mut())
+    /// The buffers of these sides, with a v-form's block sizes.
+    pub(crate) fn of(
+        send: Side,
+        recv: Side,
+        comm: MPI_Comm,
+        sizes: (Vec<usize>, Vec<usize>),
+    ) -> Buffers {
+        Buffers {
+            send,
+            recv,
+            comm,
+            sizes,
+        }
+    }
+
+    /// The send side read-only, the receive side writable, and a
+    /// v-form's block sizes.
+    pub fn parts(&mut self) -> Parts<'_> {
+        Parts {
+            send: self.send.bytes(),
+            recv: self.recv.bytes_mut(),
+            send_sizes: &self.sizes.0,
+            recv_sizes: &self.sizes.1,
+        }
     }
 
     /// Unpacks what the call wrote into a packed side.
     pub fn finish(self) -> Result<(), c_int> {
-        if let Side::Packed {
-            data,
+        let mut position: c_int = 0;
+        match &self.recv {
+            Side::Packed {
+                data,
+                buf,
+                count,
+                dtype,
+            } => unpack(data, &mut position, (*buf, *count), *dtype, self.comm),
+            Side::Spread {
+                data,
+                blocks,
+                dtype,
+            } => blocks
+                .iter()
+                .try_for_each(|&block| unpack(data, &mut position, block, *dtype, self.comm)),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `MPI_Unpack` of `count` elements from `data` at `position` on.
+fn unpack(
+    data: &[u8],
+    position: &mut c_int,
+    (buf, count): (*mut c_void, c_int),
+    dtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Result<(), c_int> {
+    // SAFETY: `data` holds what `MPI_Pack` made of the call's elements of
+    // `dtype`; `buf` is where the program keeps `count` of them.
+    let code = unsafe {
+        ffi::PMPI_Unpack(
+            data.as_ptr().cast(),
+            data.len() as c_int,
+            position,
             buf,
             count,
             dtype,
-        } = &self.recv
-        {
-            let mut position: c_int = 0;
-            // SAFETY: `data` holds what `MPI_Pack` made of `count` elements
-            // of `dtype`; `buf` is where the program keeps them.
-            let code = unsafe {
-                ffi::PMPI_Unpack(
-                    data.as_ptr().cast(),
-                    data.len() as c_int,
-                    &mut position,
-                    *buf,
-                    *count,
-                    *dtype,
-                    self.comm,
-                )
-            };
-            sys::ok(code)?;
-        }
-        Ok(())
-    }
+            comm,
+        )
+    };
+    sys::ok(code)
 }
 
 /// The program's arguments to one call, read in rank blocks.
@@ -165,6 +232,35 @@ impl Program<'_> {
         Side::write(d, self.a.comm)
     }
 
+    /// Reduce-scatter's counts, one per rank (none in the block form).
+    fn counts(&self) -> Vec<usize> {
+        if self.a.counts.is_null() {
+            return Vec::new();
+        }
+        // SAFETY: `plan` read the same counts, one per rank.
+        let counts = unsafe { std::slice::from_raw_parts(self.a.counts, self.l.size) };
+        counts.iter().map(|&c| c as usize).collect()
+    }
+
+    /// Reduce-scatter's counts form: the whole vector in, this rank's
+    /// block out (in place, both in the receive buffer, the block first).
+    fn counted(&self, in_place: bool) -> Result<(Side, Side), c_int> {
+        let (a, counts) = (self.a, self.counts());
+        let side = |buf: *mut c_void, count: usize| Desc {
+            buf,
+            count: count as c_int,
+            dtype: a.rtype,
+            len: count * self.l.elem,
+        };
+        let total = counts.iter().sum();
+        let recv = Side::write(side(a.recv, counts[self.l.rank]), a.comm)?;
+        let send = match in_place {
+            true => Side::write(side(a.recv, total), a.comm)?.own(0, total * self.l.elem),
+            false => Side::read(side(a.send as *mut c_void, total), a.comm)?,
+        };
+        Ok((send, recv))
+    }
+
     /// The input beside `out`: in place, a copy of `blocks` blocks of `out`
     /// from block `at` on; else `blocks` blocks of the send side.
     fn input(
@@ -184,7 +280,7 @@ impl Program<'_> {
 
 impl Side {
     /// A side the call only reads.
-    fn read(d: Desc, comm: MPI_Comm) -> Result<Side, c_int> {
+    pub(crate) fn read(d: Desc, comm: MPI_Comm) -> Result<Side, c_int> {
         match one_block(&d)? {
             true => Ok(Side::Raw(d.buf.cast(), d.len)),
             false => pack(&d, comm).map(Side::Owned),
@@ -192,7 +288,7 @@ impl Side {
     }
 
     /// A side the call writes (and, at a root or in place, reads first).
-    fn write(d: Desc, comm: MPI_Comm) -> Result<Side, c_int> {
+    pub(crate) fn write(d: Desc, comm: MPI_Comm) -> Result<Side, c_int> {
         if one_block(&d)? {
             return Ok(Side::Raw(d.buf.cast(), d.len));
         }
@@ -205,6 +301,11 @@ impl Side {
         })
     }
 
+    /// A copy of its bytes: what an in-place alltoallv sends.
+    pub(crate) fn copy(&self) -> Side {
+        Side::Owned(self.bytes().to_vec())
+    }
+
     /// A copy of `len` bytes from `offset` on: what an in-place rank sends.
     fn own(&self, offset: usize, len: usize) -> Side {
         Side::Owned(self.bytes()[offset..offset + len].to_vec())
@@ -215,7 +316,7 @@ impl Side {
             Side::Empty => &[],
             // SAFETY: `Buffers::new`'s caller promised `len` bytes at `p`.
             Side::Raw(p, len) => unsafe { std::slice::from_raw_parts(*p, *len) },
-            Side::Owned(v) | Side::Packed { data: v, .. } => v,
+            Side::Owned(v) | Side::Packed { data: v, .. } | Side::Spread { data: v, .. } => v,
         }
     }
 
@@ -225,7 +326,7 @@ impl Side {
             // SAFETY: as in `bytes`; the program does not read them during
             // the call.
             Side::Raw(p, len) => unsafe { std::slice::from_raw_parts_mut(*p, *len) },
-            Side::Owned(v) | Side::Packed { data: v, .. } => v,
+            Side::Owned(v) | Side::Packed { data: v, .. } | Side::Spread { data: v, .. } => v,
         }
     }
 }
@@ -236,7 +337,7 @@ fn one_block(d: &Desc) -> Result<bool, c_int> {
 }
 
 /// `MPI_Pack` of the side: its signature's bytes, in order.
-fn pack(d: &Desc, comm: MPI_Comm) -> Result<Vec<u8>, c_int> {
+pub(crate) fn pack(d: &Desc, comm: MPI_Comm) -> Result<Vec<u8>, c_int> {
     let mut room: c_int = 0;
     // SAFETY: MPI checks the type; `room` is an output.
     sys::ok(unsafe { ffi::PMPI_Pack_size(d.count, d.dtype, comm, &mut room) })?;

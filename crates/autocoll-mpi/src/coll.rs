@@ -14,53 +14,15 @@ use autocoll::comm::RawCall;
 use autocoll::{Algorithm, Collective, Implementation};
 use mpi::ffi::{self, MPI_Comm, MPI_Datatype, MPI_Op};
 
-use crate::args::{Args, Layout};
+use crate::args::{Args, Layout, Plan};
 use crate::boundary::{self, Outcome};
 use crate::buffers::Buffers;
 use crate::stats::Reason;
 use crate::sys::{self, OpKind};
 
-/// What the checks made of a call.
-pub enum Plan {
-    /// Nothing to move: every rank returns at once.
-    Nothing,
-    /// Run by the selector's choice over these bytes.
-    Run(Layout),
-}
-
 /// Runs one call, never unwinding into C.
 pub fn call(args: Args) -> c_int {
     boundary::guarded(args.op, || native(&args), || run(&args))
-}
-
-/// Runs an `MPI_Reduce_scatter` whose ranks all receive the same count as
-/// the block form (MPI gives every rank the same counts, so every rank
-/// decides alike); other counts go to MPI.
-pub fn call_counted(args: Args) -> c_int {
-    let run_even = || match uniform_count(&args) {
-        Ok(count) => run(&Args {
-            scount: count,
-            rcount: count,
-            ..args
-        }),
-        Err(reason) => Outcome::Pass(reason),
-    };
-    boundary::guarded(args.op, || native(&args), run_even)
-}
-
-/// The one count every rank of `MPI_Reduce_scatter` receives.
-fn uniform_count(a: &Args) -> Result<c_int, Reason> {
-    let known = crate::state::known(a.comm).map(|k| (k.rank, k.size));
-    let (_, size) = rank_size(a.comm, known)?;
-    if a.counts.is_null() {
-        return Err(Reason::Invalid);
-    }
-    // SAFETY: MPI requires the counts to hold one entry per rank.
-    let counts = unsafe { std::slice::from_raw_parts(a.counts, size) };
-    match counts.iter().all(|&c| c == counts[0]) {
-        true => Ok(counts[0]),
-        false => Err(Reason::UnevenCounts),
-    }
 }
 
 /// The call as the MPI library would run it, untouched.
@@ -99,6 +61,59 @@ pub fn native(a: &Args) -> c_int {
             Collective::ReduceScatter => {
                 ffi::PMPI_Reduce_scatter(a.send, a.recv, a.counts, a.rtype, a.mpi_op, a.comm)
             }
+            _ => native_varied(a),
+        }
+    }
+}
+
+/// A v-form as the MPI library would run it.
+fn native_varied(a: &Args) -> c_int {
+    // SAFETY: as in `native`.
+    unsafe {
+        match a.op {
+            Collective::Gatherv => ffi::PMPI_Gatherv(
+                a.send,
+                a.scount,
+                a.stype,
+                a.recv,
+                a.v.rcounts,
+                a.v.rdispls,
+                a.rtype,
+                a.root,
+                a.comm,
+            ),
+            Collective::Scatterv => ffi::PMPI_Scatterv(
+                a.send,
+                a.v.scounts,
+                a.v.sdispls,
+                a.stype,
+                a.recv,
+                a.rcount,
+                a.rtype,
+                a.root,
+                a.comm,
+            ),
+            Collective::Allgatherv => ffi::PMPI_Allgatherv(
+                a.send,
+                a.scount,
+                a.stype,
+                a.recv,
+                a.v.rcounts,
+                a.v.rdispls,
+                a.rtype,
+                a.comm,
+            ),
+            _ => ffi::PMPI_Alltoallv(
+                a.send,
+                a.v.scounts,
+                a.v.sdispls,
+                a.stype,
+                a.recv,
+                a.v.rcounts,
+                a.v.rdispls,
+                a.rtype,
+                a.comm,
+            ),
         }
     }
 }
@@ -142,24 +157,32 @@ fn execute(
 ) -> c_int {
     // SAFETY: `plan` checked the call's arguments (the program promises
     // the memory its datatypes describe is there).
-    let mut buffers = match unsafe { Buffers::new(a, layout) } {
+    let made = unsafe {
+        match a.op.varies() {
+            true => crate::varied::buffers(a, layout),
+            false => Buffers::new(a, layout),
+        }
+    };
+    let mut buffers = match made {
         Ok(buffers) => buffers,
         Err(code) => return sys::raise(a.comm, code),
     };
     let reducer = Reducer::new(a.rtype, a.mpi_op, layout.elem);
     let combine = |acc: &mut [u8], inc: &[u8]| reducer.combine(acc, inc);
-    let (send, recv) = buffers.slices();
+    let parts = buffers.parts();
     let raw = RawCall {
         op: a.op,
         root: layout.root,
         bytes: layout.bytes,
         elem: layout.elem,
-        send,
-        recv,
+        send: parts.send,
+        recv: parts.recv,
         combine: a
             .op
             .reduces()
             .then_some(&combine as &autocoll::comm::RawCombine),
+        send_sizes: parts.send_sizes,
+        recv_sizes: parts.recv_sizes,
     };
     if let Err(e) = comm.run_raw(imp, raw) {
         return boundary::failed(a.comm, &e);
@@ -183,6 +206,12 @@ pub fn plan(a: &Args, known: Option<(usize, usize)>) -> Result<Plan, Reason> {
         true => a.root as usize,
         false => 0,
     };
+    if a.op.varies() {
+        return crate::varied::plan(a, rank, size, root);
+    }
+    if a.op == Collective::ReduceScatter && !a.counts.is_null() {
+        return counted(a, rank, size);
+    }
     if a.op == Collective::Barrier {
         return Ok(Plan::Run(Layout {
             rank,
@@ -203,7 +232,11 @@ pub fn plan(a: &Args, known: Option<(usize, usize)>) -> Result<Plan, Reason> {
         Collective::Scatter => blocks(a, at_root, Side::Send)?,
         Collective::Gather => blocks(a, at_root, Side::Recv)?,
         Collective::Allgather | Collective::Alltoall => blocks(a, true, Side::Recv)?,
-        Collective::Barrier => unreachable!("handled above"),
+        Collective::Barrier
+        | Collective::Gatherv
+        | Collective::Scatterv
+        | Collective::Allgatherv
+        | Collective::Alltoallv => unreachable!("handled above"),
     };
     if bytes == 0 {
         return Ok(Plan::Nothing);
@@ -224,6 +257,36 @@ pub fn plan(a: &Args, known: Option<(usize, usize)>) -> Result<Plan, Reason> {
         bytes,
         elem,
     }))
+}
+
+/// `MPI_Reduce_scatter`, the counts form: every rank has every count, so
+/// every rank decides alike; the checks are the block form's, on this
+/// rank's block.
+fn counted(a: &Args, rank: usize, size: usize) -> Result<Plan, Reason> {
+    // SAFETY: MPI requires one count per rank.
+    let counts = unsafe { std::slice::from_raw_parts(a.counts, size) };
+    if counts.iter().any(|&c| c < 0) {
+        return Err(Reason::Invalid);
+    }
+    let (_, elem) = reduction(
+        &Args {
+            rcount: counts[rank],
+            ..*a
+        },
+        false,
+    )?;
+    let sizes: Vec<usize> = counts.iter().map(|&c| c as usize * elem).collect();
+    match sizes.iter().sum::<usize>() {
+        0 => Ok(Plan::Nothing),
+        all if all > i32::MAX as usize => Err(Reason::TooLarge),
+        _ => Ok(Plan::Run(Layout {
+            rank,
+            size,
+            root: 0,
+            bytes: Collective::ReduceScatter.agreed_bytes(&sizes),
+            elem,
+        })),
+    }
 }
 
 /// This rank and the size of `comm`: `known` for a communicator already

@@ -5,8 +5,8 @@ use std::ffi::{c_int, c_void};
 use autocoll::Collective;
 use mpi::ffi::{MPI_Comm, MPI_Datatype, MPI_Op};
 
-use crate::args::Args;
-use crate::coll::{call, call_counted};
+use crate::args::{Args, Vectors};
+use crate::coll::call;
 
 /// `MPI_Bcast`.
 #[no_mangle]
@@ -88,7 +88,7 @@ pub extern "C" fn MPI_Reduce_scatter(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    call_counted(Args::counted(send, recv, counts, dtype, op, comm))
+    call(Args::counted(send, recv, counts, dtype, op, comm))
 }
 
 /// `MPI_Scatter`.
@@ -166,6 +166,86 @@ macro_rules! rootless {
 }
 
 rootless!(MPI_Allgather => Collective::Allgather, MPI_Alltoall => Collective::Alltoall);
+
+/// `MPI_Gatherv`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn MPI_Gatherv(
+    send: *const c_void,
+    scount: c_int,
+    stype: MPI_Datatype,
+    recv: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let op = Collective::Gatherv;
+    let a = Args::two_types(op, send, scount, stype, recv, 0, rtype, root, comm);
+    call(Args::varied(a, Vectors::recv(rcounts, rdispls)))
+}
+
+/// `MPI_Scatterv`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn MPI_Scatterv(
+    send: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    stype: MPI_Datatype,
+    recv: *mut c_void,
+    rcount: c_int,
+    rtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let op = Collective::Scatterv;
+    let a = Args::two_types(op, send, 0, stype, recv, rcount, rtype, root, comm);
+    call(Args::varied(a, Vectors::send(scounts, sdispls)))
+}
+
+/// `MPI_Allgatherv`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn MPI_Allgatherv(
+    send: *const c_void,
+    scount: c_int,
+    stype: MPI_Datatype,
+    recv: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    let op = Collective::Allgatherv;
+    let a = Args::two_types(op, send, scount, stype, recv, 0, rtype, 0, comm);
+    call(Args::varied(a, Vectors::recv(rcounts, rdispls)))
+}
+
+/// `MPI_Alltoallv`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn MPI_Alltoallv(
+    send: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    stype: MPI_Datatype,
+    recv: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    let op = Collective::Alltoallv;
+    let a = Args::two_types(op, send, 0, stype, recv, 0, rtype, 0, comm);
+    let v = Vectors {
+        scounts,
+        sdispls,
+        ..Vectors::recv(rcounts, rdispls)
+    };
+    call(Args::varied(a, v))
+}
 
 /// `MPI_Barrier`.
 #[no_mangle]

@@ -11,7 +11,8 @@ use autocoll::Collective;
 use mpi::ffi::{MPI_Comm, MPI_Datatype, MPI_Op};
 
 use crate::args::Args;
-use crate::coll::{call, call_counted};
+use crate::coll::call;
+use crate::entry;
 use crate::sys;
 
 /// A Fortran `INTEGER` (`MPI_Fint` in Open MPI and MPICH).
@@ -159,7 +160,7 @@ fn reduce_scatter(
     ierr: *mut Fint,
 ) {
     let a = Args::counted(buf(s), buf(r), counts, dtype(t), op(o), comm(c));
-    set(ierr, call_counted(a));
+    set(ierr, call(a));
 }
 fortran!(reduce_scatter(s: *const c_void, r: *mut c_void, counts: *const Fint, t: *const Fint, o: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_reduce_scatter, mpi_reduce_scatter_, mpi_reduce_scatter__, MPI_REDUCE_SCATTER);
@@ -249,6 +250,92 @@ fortran!(rootless[Collective::Allgather] (s: *const c_void, sc: *const Fint, st:
     => mpi_allgather, mpi_allgather_, mpi_allgather__, MPI_ALLGATHER);
 fortran!(rootless[Collective::Alltoall] (s: *const c_void, sc: *const Fint, st: *const Fint, r: *mut c_void, rc: *const Fint, rt: *const Fint, c: *const Fint, ierr: *mut Fint)
     => mpi_alltoall, mpi_alltoall_, mpi_alltoall__, MPI_ALLTOALL);
+
+// The v-forms: counts and displacements are Fortran `INTEGER` arrays,
+// C `int`s here, handed to the C entry points as they are.
+
+#[allow(clippy::too_many_arguments)]
+fn gatherv(
+    s: *const c_void,
+    sc: *const Fint,
+    st: *const Fint,
+    r: *mut c_void,
+    rcs: *const Fint,
+    rds: *const Fint,
+    rt: *const Fint,
+    root: *const Fint,
+    c: *const Fint,
+    ierr: *mut Fint,
+) {
+    let (s, st, r, rt) = (buf(s), dtype(st), buf(r), dtype(rt));
+    let code = entry::MPI_Gatherv(s, int(sc), st, r, rcs, rds, rt, int(root), comm(c));
+    set(ierr, code);
+}
+fortran!(gatherv(s: *const c_void, sc: *const Fint, st: *const Fint, r: *mut c_void, rcs: *const Fint, rds: *const Fint, rt: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint)
+    => mpi_gatherv, mpi_gatherv_, mpi_gatherv__, MPI_GATHERV);
+
+#[allow(clippy::too_many_arguments)]
+fn scatterv(
+    s: *const c_void,
+    scs: *const Fint,
+    sds: *const Fint,
+    st: *const Fint,
+    r: *mut c_void,
+    rc: *const Fint,
+    rt: *const Fint,
+    root: *const Fint,
+    c: *const Fint,
+    ierr: *mut Fint,
+) {
+    let (s, st, r, rt) = (buf(s), dtype(st), buf(r), dtype(rt));
+    let code = entry::MPI_Scatterv(s, scs, sds, st, r, int(rc), rt, int(root), comm(c));
+    set(ierr, code);
+}
+fortran!(scatterv(s: *const c_void, scs: *const Fint, sds: *const Fint, st: *const Fint, r: *mut c_void, rc: *const Fint, rt: *const Fint, root: *const Fint, c: *const Fint, ierr: *mut Fint)
+    => mpi_scatterv, mpi_scatterv_, mpi_scatterv__, MPI_SCATTERV);
+
+#[allow(clippy::too_many_arguments)]
+fn allgatherv(
+    s: *const c_void,
+    sc: *const Fint,
+    st: *const Fint,
+    r: *mut c_void,
+    rcs: *const Fint,
+    rds: *const Fint,
+    rt: *const Fint,
+    c: *const Fint,
+    ierr: *mut Fint,
+) {
+    let (s, st, r, rt) = (buf(s), dtype(st), buf(r), dtype(rt));
+    set(
+        ierr,
+        entry::MPI_Allgatherv(s, int(sc), st, r, rcs, rds, rt, comm(c)),
+    );
+}
+fortran!(allgatherv(s: *const c_void, sc: *const Fint, st: *const Fint, r: *mut c_void, rcs: *const Fint, rds: *const Fint, rt: *const Fint, c: *const Fint, ierr: *mut Fint)
+    => mpi_allgatherv, mpi_allgatherv_, mpi_allgatherv__, MPI_ALLGATHERV);
+
+#[allow(clippy::too_many_arguments)]
+fn alltoallv(
+    s: *const c_void,
+    scs: *const Fint,
+    sds: *const Fint,
+    st: *const Fint,
+    r: *mut c_void,
+    rcs: *const Fint,
+    rds: *const Fint,
+    rt: *const Fint,
+    c: *const Fint,
+    ierr: *mut Fint,
+) {
+    let (s, st, r, rt) = (buf(s), dtype(st), buf(r), dtype(rt));
+    set(
+        ierr,
+        entry::MPI_Alltoallv(s, scs, sds, st, r, rcs, rds, rt, comm(c)),
+    );
+}
+fortran!(alltoallv(s: *const c_void, scs: *const Fint, sds: *const Fint, st: *const Fint, r: *mut c_void, rcs: *const Fint, rds: *const Fint, rt: *const Fint, c: *const Fint, ierr: *mut Fint)
+    => mpi_alltoallv, mpi_alltoallv_, mpi_alltoallv__, MPI_ALLTOALLV);
 
 fn barrier(c: *const Fint, ierr: *mut Fint) {
     let (null, byte) = (std::ptr::null_mut(), sys::byte_type());

@@ -56,3 +56,5 @@ pub mod pattern;
 pub mod state;
 #[cfg(feature = "mpi")]
 mod sys;
+#[cfg(feature = "mpi")]
+mod varied;

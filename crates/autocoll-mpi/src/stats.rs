@@ -32,8 +32,6 @@ pub enum Reason {
     /// lets ranks run ahead across back-to-back calls, which the
     /// lottery's agreement messages would hold back.
     ShortScan,
-    /// An `MPI_Reduce_scatter` whose ranks receive different counts.
-    UnevenCounts,
 }
 
 /// Scans and exscans below this many bytes go straight to MPI.
@@ -50,7 +48,6 @@ impl Reason {
             Reason::Differing => "differing-types",
             Reason::Bottom => "mpi-bottom",
             Reason::NonCommutative => "non-commutative",
-            Reason::UnevenCounts => "uneven-counts",
             Reason::Invalid => "invalid-args",
             Reason::TooLarge => "too-large",
             Reason::Unavailable => "unavailable",

@@ -131,6 +131,9 @@ pub struct TypeInfo {
     /// nothing between elements: count elements are then `count × size`
     /// bytes of one block.
     pub contiguous: bool,
+    /// Bytes from one element to the next (`MPI_Type_get_extent`): a
+    /// displacement of d elements lies d × extent bytes on.
+    pub extent: isize,
 }
 
 /// `MPI_Type_size` and whether the type is one block: a zero lower bound
@@ -156,7 +159,14 @@ pub fn type_info(dtype: MPI_Datatype) -> Result<TypeInfo, c_int> {
         && true_lb == 0
         && extent as i128 == size as i128
         && true_extent as i128 == size as i128;
-    Ok(TypeInfo { size, contiguous })
+    // MPI_Aint is isize in one MPI's bindings and i64 in another's.
+    #[allow(clippy::unnecessary_cast)]
+    let extent = extent as isize;
+    Ok(TypeInfo {
+        size,
+        contiguous,
+        extent,
+    })
 }
 
 /// How an op may be applied by autocoll.

@@ -160,7 +160,7 @@ fn summary(stderr: &[u8]) -> Vec<(String, u64, u64, u64)> {
         .collect()
 }
 
-const OPS: [&str; 11] = [
+const OPS: [&str; 15] = [
     "bcast",
     "reduce",
     "scatter",
@@ -171,12 +171,16 @@ const OPS: [&str; 11] = [
     "scan",
     "exscan",
     "reduce-scatter",
+    "gatherv",
+    "scatterv",
+    "allgatherv",
+    "alltoallv",
     "barrier",
 ];
 
 const FIXED: [&str; 2] = [
-    "fixed:bcast:binary:seg=1K,reduce:chain:seg=4K,allreduce:ring,scatter:flat,gather:knomial:k=3,allgather:recursive-doubling,alltoall:bruck,scan:linear:seg=1K,exscan:recursive-doubling,reduce-scatter:recursive-halving,barrier:binomial",
-    "fixed:bcast:chain,reduce:binary,allreduce:rabenseifner,scatter:binary,gather:chain,allgather:ring,alltoall:linear,scan:recursive-doubling,exscan:linear,reduce-scatter:ring,barrier:dissemination",
+    "fixed:bcast:binary:seg=1K,reduce:chain:seg=4K,allreduce:ring,scatter:flat,gather:knomial:k=3,allgather:recursive-doubling,alltoall:bruck,scan:linear:seg=1K,exscan:recursive-doubling,reduce-scatter:recursive-halving,gatherv:binomial:seg=1K,scatterv:knomial:k=3,allgatherv:recursive-doubling,alltoallv:pairwise,barrier:binomial",
+    "fixed:bcast:chain,reduce:binary,allreduce:rabenseifner,scatter:binary,gather:chain,allgather:ring,alltoall:linear,scan:recursive-doubling,exscan:linear,reduce-scatter:ring,gatherv:chain,scatterv:binary:seg=1K,allgatherv:ring,alltoallv:linear:k=2,barrier:dissemination",
 ];
 
 /// The MPI a test builds its program with and runs it under, each with

@@ -206,6 +206,17 @@ pub trait Native {
         send: &[u8],
         recv: &mut [u8],
     ) -> crate::error::Result<()>;
+    /// A v-form (`Collective::varies`): blocks packed in rank order,
+    /// their sizes in bytes on the side that sends to every rank
+    /// (`sizes.0`) and the side that receives from every rank
+    /// (`sizes.1`), where this rank has them (else empty).
+    fn varied(
+        &self,
+        op: Collective,
+        bufs: (&[u8], &mut [u8]),
+        sizes: (&[usize], &[usize]),
+        root: usize,
+    ) -> crate::error::Result<()>;
     /// Returns once every rank has called it.
     fn barrier(&self) -> crate::error::Result<()>;
 }
@@ -337,6 +348,10 @@ fn check_moves(
         Collective::Gather => moving.gather(),
         Collective::Allgather => moving.allgather(),
         Collective::Alltoall => moving.alltoall(),
+        Collective::Gatherv => moving.gatherv(),
+        Collective::Scatterv => moving.scatterv(),
+        Collective::Allgatherv => moving.allgatherv(),
+        Collective::Alltoallv => moving.alltoallv(),
         other => Err(format!("{other} is not a data-moving collective")),
     }
 }
@@ -449,6 +464,125 @@ impl Moving<'_> {
     }
 }
 
+/// The v-forms' block sizes for `n` bytes: none, half, once and one and
+/// a half times `n`, in turn by `k`, so that every case has empty and
+/// uneven blocks.
+fn vsize(n: usize, k: usize) -> usize {
+    n * (k % 4) / 2
+}
+
+impl Moving<'_> {
+    /// Rank i's block in gatherv, scatterv and allgatherv.
+    fn sizes(&self) -> Vec<usize> {
+        let shift = self.case.root + 1;
+        (0..self.inputs.p)
+            .map(|i| vsize(self.case.bytes, i + shift))
+            .collect()
+    }
+
+    /// What rank `from` sends rank `to` in alltoallv, and where in its
+    /// input it starts.
+    fn pair(&self, from: usize, to: usize) -> (usize, usize) {
+        let n = self.case.bytes;
+        let start = (0..to).map(|j| vsize(n, from + 2 * j)).sum();
+        (start, vsize(n, from + 2 * to))
+    }
+
+    /// The root ends with every rank's block, packed in rank order.
+    fn gatherv(self) -> Result<(), String> {
+        let (imp, root, me) = (&self.case.imp, self.case.root, self.inputs.me);
+        let sizes = self.sizes();
+        let send = self.inputs.values::<u8>(me, 0..sizes[me]);
+        let want: Vec<u8> = (0..self.inputs.p)
+            .flat_map(|r| self.inputs.values::<u8>(r, 0..sizes[r]))
+            .collect();
+        let mut recv = vec![0u8; if me == root { want.len() } else { 0 }];
+        let counts = if me == root { sizes } else { Vec::new() };
+        let theirs = self.native_varied(&send, &recv, (&[], &counts))?;
+        self.comm
+            .gatherv_with(imp, &send, &mut recv, &counts, root)
+            .map_err(|e| e.to_string())?;
+        if me != root {
+            return Ok(());
+        }
+        compare("gatherv result", &recv, &want)?;
+        against_native(theirs, &recv)
+    }
+
+    /// Every rank ends with its own block of the root's input.
+    fn scatterv(self) -> Result<(), String> {
+        let (imp, root, me) = (&self.case.imp, self.case.root, self.inputs.me);
+        let sizes = self.sizes();
+        let start: usize = sizes[..me].iter().sum();
+        let (send, counts) = match me == root {
+            true => (
+                self.inputs.values::<u8>(root, 0..sizes.iter().sum()),
+                sizes.clone(),
+            ),
+            false => (Vec::new(), Vec::new()),
+        };
+        let mut recv = vec![0u8; sizes[me]];
+        let theirs = self.native_varied(&send, &recv, (&counts, &[]))?;
+        self.comm
+            .scatterv_with(imp, &send, &counts, &mut recv, root)
+            .map_err(|e| e.to_string())?;
+        let want = self.inputs.values::<u8>(root, start..start + sizes[me]);
+        compare("scatterv block", &recv, &want)?;
+        against_native(theirs, &recv)
+    }
+
+    /// Every rank ends with every rank's block, packed in rank order.
+    fn allgatherv(self) -> Result<(), String> {
+        let (imp, me) = (&self.case.imp, self.inputs.me);
+        let sizes = self.sizes();
+        let send = self.inputs.values::<u8>(me, 0..sizes[me]);
+        let want: Vec<u8> = (0..self.inputs.p)
+            .flat_map(|r| self.inputs.values::<u8>(r, 0..sizes[r]))
+            .collect();
+        let mut recv = vec![0u8; want.len()];
+        let theirs = self.native_varied(&send, &recv, (&[], &sizes))?;
+        self.comm
+            .allgatherv_with(imp, &send, &mut recv, &sizes)
+            .map_err(|e| e.to_string())?;
+        compare("allgatherv result", &recv, &want)?;
+        against_native(theirs, &recv)
+    }
+
+    /// Every rank ends with what each rank sent it, packed in rank order.
+    fn alltoallv(self) -> Result<(), String> {
+        let (imp, p, me) = (&self.case.imp, self.inputs.p, self.inputs.me);
+        let out: Vec<usize> = (0..p).map(|j| self.pair(me, j).1).collect();
+        let into: Vec<usize> = (0..p).map(|i| self.pair(i, me).1).collect();
+        let send = self.inputs.values::<u8>(me, 0..out.iter().sum());
+        let want: Vec<u8> = (0..p)
+            .flat_map(|i| {
+                let (start, len) = self.pair(i, me);
+                self.inputs.values::<u8>(i, start..start + len)
+            })
+            .collect();
+        let mut recv = vec![0u8; want.len()];
+        let theirs = self.native_varied(&send, &recv, (&out, &into))?;
+        self.comm
+            .alltoallv_with(imp, &send, &out, &mut recv, &into)
+            .map_err(|e| e.to_string())?;
+        compare("alltoallv result", &recv, &want)?;
+        against_native(theirs, &recv)
+    }
+
+    /// The native library's v-form on the same inputs, before autocoll's.
+    fn native_varied(
+        &self,
+        send: &[u8],
+        recv: &[u8],
+        sizes: (&[usize], &[usize]),
+    ) -> Result<Option<(String, Vec<u8>)>, String> {
+        let (op, root) = (self.case.imp.op, self.case.root);
+        native_result(self.native, op, recv.to_vec(), |lib, r| {
+            lib.varied(op, (send, r), sizes, root)
+        })
+    }
+}
+
 fn check_reduce<T: Sample>(
     comm: &mut Communicator,
     case: &Case,
@@ -497,7 +631,36 @@ fn check_reduce<T: Sample>(
     }
     compare(&format!("{} result", case.imp.op), &recv, &want)?;
     let theirs = theirs.map(|(name, r)| (name, bytemuck::cast_slice::<T, u8>(&r).to_vec()));
-    against_native(theirs, bytemuck::cast_slice(&recv))
+    against_native(theirs, bytemuck::cast_slice(&recv))?;
+    match imp.op {
+        Collective::ReduceScatter => check_reduce_scatter_counts::<T>(comm, case, inputs, &op),
+        _ => Ok(()),
+    }
+}
+
+/// Reduce-scatter's counts form, after its block form in the same case:
+/// block i holds none, half, once or one and a half times the case's
+/// count, in turn, and every rank's block is checked.
+fn check_reduce_scatter_counts<T: Sample>(
+    comm: &mut Communicator,
+    case: &Case,
+    inputs: &Inputs,
+    op: &Op<T>,
+) -> Result<(), String> {
+    let (p, me) = (inputs.p, inputs.me);
+    let n = case.bytes / size_of::<T>();
+    let counts: Vec<usize> = (0..p).map(|i| vsize(n, i + 1)).collect();
+    let start: usize = counts[..me].iter().sum();
+    let mine = start..start + counts[me];
+    let send = inputs.values::<T>(me, 0..counts.iter().sum());
+    let mut recv = vec![T::zeroed(); counts[me]];
+    comm.reduce_scatter_counts_with(&case.imp, &send, &mut recv, &counts, op)
+        .map_err(|e| e.to_string())?;
+    let mut want = inputs.values::<T>(0, mine.clone());
+    for r in 1..p {
+        op.apply(&mut want, &inputs.values::<T>(r, mine.clone()));
+    }
+    compare("reduce-scatter counts-form result", &recv, &want)
 }
 
 /// The native library's reduction of `send` (typed buffers, so that the

@@ -39,12 +39,23 @@ pub enum Collective {
     /// (`MPI_Reduce_scatter_block`).
     #[serde(rename = "reduce-scatter")]
     ReduceScatter,
+    /// Gather with a block size per rank: rank i's block to the root,
+    /// packed in rank order (only the root knows every size).
+    Gatherv,
+    /// Scatter with a block size per rank, packed at the root in rank
+    /// order (only the root knows every size).
+    Scatterv,
+    /// Allgather with a block size per rank (every rank knows them all).
+    Allgatherv,
+    /// Alltoall with a block size per pair of ranks: each rank knows
+    /// what it sends to and receives from every rank.
+    Alltoallv,
 }
 
 impl Collective {
     /// All of them, in the order the docs list them; an operation's index
     /// here is its code on the wire, so new ones go at the end.
-    pub const ALL: [Collective; 11] = [
+    pub const ALL: [Collective; 15] = [
         Collective::Bcast,
         Collective::Reduce,
         Collective::Scatter,
@@ -56,6 +67,10 @@ impl Collective {
         Collective::Scan,
         Collective::Exscan,
         Collective::ReduceScatter,
+        Collective::Gatherv,
+        Collective::Scatterv,
+        Collective::Allgatherv,
+        Collective::Alltoallv,
     ];
 
     /// The name used in implementation ids.
@@ -72,6 +87,10 @@ impl Collective {
             Collective::Scan => "scan",
             Collective::Exscan => "exscan",
             Collective::ReduceScatter => "reduce-scatter",
+            Collective::Gatherv => "gatherv",
+            Collective::Scatterv => "scatterv",
+            Collective::Allgatherv => "allgatherv",
+            Collective::Alltoallv => "alltoallv",
         }
     }
 
@@ -79,7 +98,12 @@ impl Collective {
     pub fn rooted(self) -> bool {
         matches!(
             self,
-            Collective::Bcast | Collective::Reduce | Collective::Scatter | Collective::Gather
+            Collective::Bcast
+                | Collective::Reduce
+                | Collective::Scatter
+                | Collective::Gather
+                | Collective::Gatherv
+                | Collective::Scatterv
         )
     }
 
@@ -88,7 +112,7 @@ impl Collective {
     pub fn over_trees(self) -> bool {
         !matches!(
             self,
-            Collective::Alltoall | Collective::Scan | Collective::Exscan
+            Collective::Alltoall | Collective::Alltoallv | Collective::Scan | Collective::Exscan
         )
     }
 
@@ -102,6 +126,41 @@ impl Collective {
                 | Collective::Exscan
                 | Collective::ReduceScatter
         )
+    }
+
+    /// True for the v-forms, whose blocks differ in size from rank to
+    /// rank. Their [`CallSig::bytes`] is what every rank knows of the
+    /// sizes: allgatherv's mean block, 0 for the others, whose sizes
+    /// travel with the data.
+    pub fn varies(self) -> bool {
+        matches!(
+            self,
+            Collective::Gatherv
+                | Collective::Scatterv
+                | Collective::Allgatherv
+                | Collective::Alltoallv
+        )
+    }
+
+    /// A v-form's [`CallSig::bytes`]: allgatherv's mean block, from the
+    /// sizes every rank receives, and 0 for the others (a rank knows only
+    /// its own sizes). The regular forms' bytes are their own.
+    pub fn agreed_bytes(self, recv_sizes: &[usize]) -> usize {
+        match self {
+            Collective::Allgatherv => recv_sizes.iter().sum::<usize>() / recv_sizes.len().max(1),
+            _ => 0,
+        }
+    }
+
+    /// The collective with equal blocks that a v-form generalizes.
+    pub fn regular(self) -> Collective {
+        match self {
+            Collective::Gatherv => Collective::Gather,
+            Collective::Scatterv => Collective::Scatter,
+            Collective::Allgatherv => Collective::Allgather,
+            Collective::Alltoallv => Collective::Alltoall,
+            op => op,
+        }
     }
 
     /// True for the prefix reductions, scan and exscan.
@@ -143,7 +202,8 @@ pub struct CallSig {
     pub op: Collective,
     /// The root rank (0 for rootless collectives).
     pub root: u32,
-    /// Bytes per rank, as MPI counts them (count × element size).
+    /// Bytes per rank, as MPI counts them (count × element size); for the
+    /// v-forms, what every rank knows of them ([`Collective::varies`]).
     pub bytes: u64,
 }
 

@@ -40,6 +40,15 @@ impl Native for Idle {
     fn reduce_scatter(&self, _: Dtype, _: Builtin, _: &[u8], _: &mut [u8]) -> Result<()> {
         Ok(())
     }
+    fn varied(
+        &self,
+        _: Collective,
+        _: (&[u8], &mut [u8]),
+        _: (&[usize], &[usize]),
+        _: usize,
+    ) -> Result<()> {
+        Ok(())
+    }
     fn barrier(&self) -> Result<()> {
         Ok(())
     }

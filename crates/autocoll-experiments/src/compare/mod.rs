@@ -12,7 +12,7 @@ use autocoll::Collective;
 /// autocoll's candidates per collective: the shapes that win on switched
 /// Ethernet (pipelined chains with two segment sizes, binomial for small
 /// messages, a segmented binary tree; ring, Rabenseifner and recursive
-/// doubling for allreduce and allgather; every alltoall, scan and
+/// doubling for allreduce and allgather(v); every alltoall(v), scan and
 /// reduce-scatter algorithm, and reduce-scatter over a binomial and a
 /// flat tree), kept few so that the run lasts minutes, not hours.
 pub fn candidates(op: Collective) -> &'static str {
@@ -36,6 +36,10 @@ pub fn candidates(op: Collective) -> &'static str {
         Collective::ReduceScatter => {
             "reduce-scatter:ring,reduce-scatter:recursive-halving,reduce-scatter:pairwise,reduce-scatter:binomial,reduce-scatter:flat"
         }
+        Collective::Gatherv => "gatherv:flat,gatherv:binomial",
+        Collective::Scatterv => "scatterv:flat,scatterv:binomial",
+        Collective::Allgatherv => "allgatherv:ring,allgatherv:recursive-doubling",
+        Collective::Alltoallv => "alltoallv:pairwise,alltoallv:linear",
     }
 }
 

@@ -76,7 +76,8 @@ pub struct Line {
 /// reduce move m through one link; allreduce at least 2(P−1)/P·m through
 /// each rank's link; scatter, gather and allgather (P−1)·b through the
 /// root's (every rank's, for allgather and alltoall, each way; a
-/// reduce-scatter's other blocks out of every rank); a scan m
+/// reduce-scatter's other blocks out of every rank; the v-forms as their
+/// regular forms, at blocks of `bytes` on average); a scan m
 /// through every rank's link but the last's.
 pub fn bound_s(op: Collective, ranks: usize, bytes: usize, rate: f64) -> f64 {
     let m = bytes as f64;
@@ -88,7 +89,11 @@ pub fn bound_s(op: Collective, ranks: usize, bytes: usize, rate: f64) -> f64 {
         | Collective::Gather
         | Collective::Allgather
         | Collective::Alltoall
-        | Collective::ReduceScatter => (p - 1.0) * m,
+        | Collective::ReduceScatter
+        | Collective::Gatherv
+        | Collective::Scatterv
+        | Collective::Allgatherv
+        | Collective::Alltoallv => (p - 1.0) * m,
         Collective::Barrier => 0.0,
     };
     moved / rate

@@ -100,6 +100,85 @@ static void reduce_scatters(MPI_Comm comm, const char *cname, const Type *t, lon
     free(counts);
 }
 
+/* A v-form's count: none, half or all of n, in turn by k. */
+static int vcount(long n, int k) { return (int)(n * (k % 3) / 2); }
+
+/* Blocks one element apart: displacements of counts, the total returned. */
+static long spaced(const int *counts, int *displs, int size)
+{
+    long at = 0;
+    for (int i = 0; i < size; i++) { displs[i] = (int)at; at += counts[i] + 1; }
+    return at;
+}
+
+/* Gatherv, scatterv and allgatherv with uneven counts (some 0) and a gap
+ * between blocks, each in place too; whole receive buffers are reported,
+ * gaps included. */
+static void vforms(MPI_Comm comm, const char *cname, const Type *t, long n, int root, int test)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int *c = malloc(sizeof(int) * size), *d = malloc(sizeof(int) * size);
+    long room = (n + 1) * size * t->size + 16;
+    char *a = malloc(room), *b = malloc(room);
+    char what[200];
+    for (int i = 0; i < size; i++) c[i] = vcount(n, i + test);
+    long total = spaced(c, d, size) * t->size;
+    int mine = c[rank];
+    char *place = b + (long)d[rank] * t->size;
+
+    fill(a, t, mine, test + 30, rank); memset(b, 0, room);
+    check(MPI_Gatherv(a, mine, t->type, b, c, d, t->type, root, comm), "gatherv");
+    NAME("gatherv", ""); if (rank == root) report(what, b, total);
+    memset(b, 0, room); fill(rank == root ? place : a, t, mine, test + 31, rank);
+    check(MPI_Gatherv(rank == root ? MPI_IN_PLACE : a, mine, t->type, b, c, d, t->type, root, comm), "gatherv in place");
+    NAME("gatherv", " in-place"); if (rank == root) report(what, b, total);
+
+    fill(a, t, total / t->size, test + 32, rank); memset(b, 0, room);
+    check(MPI_Scatterv(a, c, d, t->type, b, mine, t->type, root, comm), "scatterv");
+    NAME("scatterv", ""); report(what, b, (long)mine * t->size);
+    fill(a, t, total / t->size, test + 33, rank); memset(b, 0, room);
+    check(MPI_Scatterv(a, c, d, t->type, rank == root ? MPI_IN_PLACE : b, mine, t->type, root, comm), "scatterv in place");
+    NAME("scatterv", " in-place"); report(what, rank == root ? a + (long)d[root] * t->size : b, (long)mine * t->size);
+
+    fill(a, t, mine, test + 34, rank); memset(b, 0, room);
+    check(MPI_Allgatherv(a, mine, t->type, b, c, d, t->type, comm), "allgatherv");
+    NAME("allgatherv", ""); report(what, b, total);
+    memset(b, 0, room); fill(place, t, mine, test + 35, rank);
+    check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b, c, d, t->type, comm), "allgatherv in place");
+    NAME("allgatherv", " in-place"); report(what, b, total);
+    free(a); free(b); free(c); free(d);
+}
+
+/* Alltoallv with uneven counts (what rank i sends rank j depends on both)
+ * and gaps between blocks, and in place (symmetric counts, as MPI needs). */
+static void alltoallvs(MPI_Comm comm, const char *cname, const Type *t, long n, int root, int test)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int *sc = malloc(sizeof(int) * size), *sd = malloc(sizeof(int) * size);
+    int *rc = malloc(sizeof(int) * size), *rd = malloc(sizeof(int) * size);
+    long room = (n + 1) * size * t->size + 16;
+    char *a = malloc(room), *b = malloc(room);
+    char what[200];
+    for (int j = 0; j < size; j++) {
+        sc[j] = vcount(n, rank + 2 * j + test);
+        rc[j] = vcount(n, j + 2 * rank + test);
+    }
+    long sent = spaced(sc, sd, size), got = spaced(rc, rd, size) * t->size;
+    fill(a, t, sent, test + 36, rank); memset(b, 0, room);
+    check(MPI_Alltoallv(a, sc, sd, t->type, b, rc, rd, t->type, comm), "alltoallv");
+    NAME("alltoallv", ""); report(what, b, got);
+    for (int j = 0; j < size; j++) rc[j] = vcount(n, j + rank + test);
+    got = spaced(rc, rd, size);
+    fill(b, t, got, test + 37, rank);
+    check(MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, b, rc, rd, t->type, comm), "alltoallv in place");
+    NAME("alltoallv", " in-place"); report(what, b, got * t->size);
+    free(a); free(b); free(sc); free(sd); free(rc); free(rd);
+}
+
 static void run(MPI_Comm comm, const char *cname, const Type *t, long n, int root, int test)
 {
     int rank, size;
@@ -180,6 +259,9 @@ static void run(MPI_Comm comm, const char *cname, const Type *t, long n, int roo
     fill(b, t, n * size, test + 12, rank);
     check(MPI_Alltoall(MPI_IN_PLACE, -1, MPI_DATATYPE_NULL, b, (int)n, t->type, comm), "alltoall in place");
     NAME("alltoall", " in-place"); report(what, b, bytes * size);
+
+    vforms(comm, cname, t, n, root, test);
+    alltoallvs(comm, cname, t, n, root, test);
 
     check(MPI_Barrier(comm), "barrier");
     free(a); free(b);

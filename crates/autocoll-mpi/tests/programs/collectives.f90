@@ -10,7 +10,7 @@ program collectives
   integer, parameter :: ns = 20000
   integer :: sa(ns), sb(ns)
   double precision :: x(n), y(n)
-  integer, allocatable :: counts(:)
+  integer, allocatable :: counts(:), displs(:), rcounts(:), rdispls(:)
   character(len=256) :: dir, path
 
   call mpi_init(ierr)
@@ -85,6 +85,36 @@ program collectives
   write (u, *) 'reduce_scatter', ierr, sum(a(1:100)), a(1), a(100)
   call mpi_reduce_scatter(MPI_IN_PLACE, big, counts, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD, ierr)
   write (u, *) 'reduce_scatter in place', ierr, sum(big(1:100))
+
+  ! The v-forms: rank i's block is 50 * i elements, blocks 3 apart.
+  allocate (displs(nranks), rcounts(nranks), rdispls(nranks))
+  counts = [(50 * i, i = 0, nranks - 1)]
+  displs = [(50 * i * (i - 1) / 2 + 3 * i, i = 0, nranks - 1)]
+  big = 0
+  a = [(rank * 29 + i, i = 1, n)]
+  call mpi_gatherv(a, counts(rank + 1), MPI_INTEGER, big, counts, displs, MPI_INTEGER, root, &
+                   MPI_COMM_WORLD, ierr)
+  if (rank == root) write (u, *) 'gatherv', ierr, sum(big), big(displs(nranks) + 1)
+  big = [(rank * 31 + i, i = 1, n * 8)]
+  b = 0
+  call mpi_scatterv(big, counts, displs, MPI_INTEGER, b, counts(rank + 1), MPI_INTEGER, 0, &
+                    MPI_COMM_WORLD, ierr)
+  write (u, *) 'scatterv', ierr, sum(b)
+  big = 0
+  big(displs(rank + 1) + 1:displs(rank + 1) + counts(rank + 1)) = a(1:counts(rank + 1))
+  call mpi_allgatherv(MPI_IN_PLACE, 0, MPI_INTEGER, big, counts, displs, MPI_INTEGER, &
+                      MPI_COMM_WORLD, ierr)
+  write (u, *) 'allgatherv in place', ierr, sum(big)
+  ! Alltoallv: rank i sends rank j 10 * (i + j) elements, blocks 2 apart.
+  counts = [(10 * (rank + i), i = 0, nranks - 1)]
+  rcounts = counts
+  displs = [(10 * (rank * i + i * (i - 1) / 2) + 2 * i, i = 0, nranks - 1)]
+  rdispls = displs
+  big = [(rank * 37 + i, i = 1, n * 8)]
+  a = 0
+  call mpi_alltoallv(big, counts, displs, MPI_INTEGER, a, rcounts, rdispls, MPI_INTEGER, &
+                     MPI_COMM_WORLD, ierr)
+  write (u, *) 'alltoallv', ierr, sum(a)
 
   call mpi_barrier(MPI_COMM_WORLD, ierr)
   write (u, *) 'barrier', ierr

@@ -3,6 +3,7 @@
 
 use bytemuck::Pod;
 
+use super::blocks::Blocks;
 use super::{segment_bytes, Combine, Ctx};
 use crate::error::{Error, Result};
 use crate::ids::Collective;
@@ -18,6 +19,10 @@ pub(crate) struct Call<'a> {
     pub(crate) send: &'a [u8],
     pub(crate) recv: &'a mut [u8],
     pub(crate) combine: Option<Combine<'a>>,
+    /// The v-forms' block sizes in bytes, one per rank, of the side that
+    /// sends blocks to every rank and of the side that receives from
+    /// every rank, where this rank knows them (else empty).
+    pub(crate) sizes: (&'a [usize], &'a [usize]),
 }
 
 impl<'a> Call<'a> {
@@ -37,6 +42,32 @@ impl<'a> Call<'a> {
             send: bytemuck::cast_slice(send),
             recv: bytemuck::cast_slice_mut(recv),
             combine: None,
+            sizes: (&[], &[]),
+        }
+    }
+
+    /// A v-form's call: its block sizes in bytes, as [`Call::sizes`].
+    pub(crate) fn sized(self, sizes: (&'a [usize], &'a [usize])) -> Self {
+        Call { sizes, ..self }
+    }
+
+    /// The blocks of the side that sends to every rank, if known here.
+    fn sent(&self, size: usize) -> Option<Blocks> {
+        self.blocks(self.sizes.0, size)
+    }
+
+    /// The blocks of the side that receives from every rank, if known here.
+    fn received(&self, size: usize) -> Option<Blocks> {
+        self.blocks(self.sizes.1, size)
+    }
+
+    /// Sizes where given (the v-forms, reduce-scatter's counts form),
+    /// else the regular forms' equal blocks.
+    fn blocks(&self, sizes: &[usize], size: usize) -> Option<Blocks> {
+        match (sizes.is_empty(), self.op.varies()) {
+            (false, _) => Some(Blocks::sizes(sizes)),
+            (true, true) => None,
+            (true, false) => Some(Blocks::equal(size, self.bytes)),
         }
     }
 
@@ -73,14 +104,33 @@ fn over_tree(ctx: &mut Ctx<'_>, t: &Tree, call: Call<'_>) -> Result<()> {
                 Ok(())
             })
         }
-        Collective::Scatter => super::scatter::scatter(ctx, t, call.send, call.recv, seg),
-        Collective::Gather => super::gather::gather(ctx, t, call.send, call.recv, seg),
+        Collective::Scatter => {
+            let all = Blocks::equal(ctx.size, call.bytes);
+            super::scatter::scatter(ctx, t, call.send, call.recv, &all, seg)
+        }
+        Collective::Gather => {
+            let all = Blocks::equal(ctx.size, call.bytes);
+            super::gather::gather(ctx, t, call.send, call.recv, &all, seg)
+        }
+        Collective::Gatherv => {
+            let all = call.received(ctx.size);
+            super::gather::gatherv(ctx, t, call.send, call.recv, all.as_ref(), seg)
+        }
+        Collective::Scatterv => {
+            let all = call.sent(ctx.size);
+            super::scatter::scatterv(ctx, t, call.send, call.recv, all.as_ref(), seg)
+        }
         Collective::Allreduce => {
             super::allreduce::tree(ctx, t, call.send, call.recv, seg, combine())
         }
-        Collective::Allgather => super::allgather::tree(ctx, t, call.send, call.recv, seg),
+        Collective::Allgather | Collective::Allgatherv => {
+            let all = known(call.received(ctx.size), call.op)?;
+            super::allgather::tree(ctx, t, call.send, call.recv, &all, seg)
+        }
         Collective::ReduceScatter => {
-            super::reduce_scatter::tree(ctx, t, call.send, call.recv, seg, combine())
+            let all = known(call.received(ctx.size), call.op)?;
+            let sides = (call.send, call.recv);
+            super::reduce_scatter::tree(ctx, t, sides, &all, seg, combine())
         }
         Collective::Barrier => super::barrier::tree(ctx, t),
         op => Err(wrong_op(op, &ctx.imp.algorithm)),
@@ -89,11 +139,19 @@ fn over_tree(ctx: &mut Ctx<'_>, t: &Tree, call: Call<'_>) -> Result<()> {
 
 /// The call by a named algorithm of its own.
 fn treeless(ctx: &mut Ctx<'_>, call: Call<'_>) -> Result<()> {
+    let blockwise = [
+        Collective::Allgather,
+        Collective::Alltoall,
+        Collective::ReduceScatter,
+    ];
+    if blockwise.contains(&call.op.regular()) {
+        return over_blocks(ctx, call);
+    }
     let seg = segment_bytes(ctx.imp, call.elem);
     let combine = || call.combine.expect("reductions carry their op");
-    let (send, recv) = (call.send, call.recv);
     let exclusive = call.op == Collective::Exscan;
-    match (call.op, &ctx.imp.algorithm) {
+    let (send, recv) = (call.send, call.recv);
+    match (call.op.regular(), &ctx.imp.algorithm) {
         (Collective::Allreduce, Algorithm::Ring) => {
             super::allreduce::ring(ctx, send, recv, call.elem, combine())
         }
@@ -103,31 +161,58 @@ fn treeless(ctx: &mut Ctx<'_>, call: Call<'_>) -> Result<()> {
         (Collective::Allreduce, Algorithm::Rabenseifner) => {
             super::allreduce::rabenseifner(ctx, send, recv, call.elem, combine())
         }
-        (Collective::Allgather, Algorithm::Ring) => super::allgather::ring(ctx, send, recv),
-        (Collective::Allgather, Algorithm::RecursiveDoubling) => {
-            super::allgather::recursive_doubling(ctx, send, recv)
-        }
-        (Collective::Alltoall, Algorithm::Pairwise) => super::alltoall::pairwise(ctx, send, recv),
-        (Collective::Alltoall, Algorithm::Bruck) => super::alltoall::bruck(ctx, send, recv),
-        (Collective::Alltoall, Algorithm::Linear(_)) => super::alltoall::linear(ctx, send, recv),
         (Collective::Scan | Collective::Exscan, Algorithm::Linear(None)) => {
             super::scan::linear(ctx, send, recv, seg, exclusive, combine())
         }
         (Collective::Scan | Collective::Exscan, Algorithm::RecursiveDoubling) => {
             super::scan::recursive_doubling(ctx, send, recv, exclusive, combine())
         }
+        (Collective::Barrier, Algorithm::Dissemination) => super::barrier::dissemination(ctx),
+        (_, alg) => Err(wrong_op(call.op, alg)),
+    }
+}
+
+/// The named algorithms that move one block per rank: allgather(v),
+/// alltoall(v) and reduce-scatter.
+fn over_blocks(ctx: &mut Ctx<'_>, call: Call<'_>) -> Result<()> {
+    let (op, reduction) = (call.op, call.combine);
+    let (sent, received) = (call.sent(ctx.size), call.received(ctx.size));
+    let into = || known(received.clone(), op);
+    let out = || known(sent.clone(), op);
+    let combine = || reduction.expect("reductions carry their op");
+    let (send, recv) = (call.send, call.recv);
+    match (op.regular(), &ctx.imp.algorithm) {
+        (Collective::Allgather, Algorithm::Ring) => {
+            super::allgather::ring(ctx, send, recv, &into()?)
+        }
+        (Collective::Allgather, Algorithm::RecursiveDoubling) => {
+            super::allgather::recursive_doubling(ctx, send, recv, &into()?)
+        }
+        (Collective::Alltoall, Algorithm::Pairwise) => {
+            super::alltoall::pairwise(ctx, send, recv, (&out()?, &into()?))
+        }
+        (Collective::Alltoall, Algorithm::Bruck) if !op.varies() => {
+            super::alltoall::bruck(ctx, send, recv)
+        }
+        (Collective::Alltoall, Algorithm::Linear(_)) => {
+            super::alltoall::linear(ctx, send, recv, (&out()?, &into()?))
+        }
         (Collective::ReduceScatter, Algorithm::Ring) => {
-            super::reduce_scatter::ring(ctx, send, recv, combine())
+            super::reduce_scatter::ring(ctx, send, recv, &into()?, combine())
         }
         (Collective::ReduceScatter, Algorithm::RecursiveHalving) => {
-            super::reduce_scatter::recursive_halving(ctx, send, recv, combine())
+            super::reduce_scatter::recursive_halving(ctx, send, recv, &into()?, combine())
         }
         (Collective::ReduceScatter, Algorithm::Pairwise) => {
-            super::reduce_scatter::pairwise(ctx, send, recv, combine())
+            super::reduce_scatter::pairwise(ctx, send, recv, &into()?, combine())
         }
-        (Collective::Barrier, Algorithm::Dissemination) => super::barrier::dissemination(ctx),
-        (op, alg) => Err(wrong_op(op, alg)),
+        (_, alg) => Err(wrong_op(op, alg)),
     }
+}
+
+/// Blocks every rank must know for `op`.
+fn known(blocks: Option<Blocks>, op: Collective) -> Result<Blocks> {
+    blocks.ok_or_else(|| Error::Config(format!("{op} needs every rank's block sizes")))
 }
 
 fn wrong_op(op: Collective, alg: &Algorithm) -> Error {

@@ -11,6 +11,7 @@ pub(crate) mod allreduce;
 pub(crate) mod alltoall;
 pub(crate) mod barrier;
 pub(crate) mod bcast;
+pub(crate) mod blocks;
 pub(crate) mod dispatch;
 mod fold;
 pub(crate) mod gather;
@@ -91,6 +92,14 @@ impl Ctx<'_> {
                 call: self.call,
             });
         }
+        self.note(Stage::Received, phase, segment, Some(src));
+        Ok(data)
+    }
+
+    /// Receives a message of a length only the sender knows.
+    pub fn recv_any(&mut self, src: usize, phase: u8, segment: usize) -> Result<Bytes> {
+        let tag = Tag::coll(self.call, phase);
+        let data = self.transport.recv(src, tag)?;
         self.note(Stage::Received, phase, segment, Some(src));
         Ok(data)
     }

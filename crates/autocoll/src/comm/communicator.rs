@@ -35,6 +35,7 @@ mod group;
 mod recording;
 mod split;
 mod typed;
+mod varied;
 
 /// A group of ranks that run collectives together.
 ///
@@ -366,6 +367,7 @@ impl Communicator {
             send: raw.send,
             recv: raw.recv,
             combine: raw.combine,
+            sizes: (raw.send_sizes, raw.recv_sizes),
         };
         self.run(imp, call)
     }

@@ -5,11 +5,12 @@
 use std::sync::Arc;
 
 use mpi::collective::SystemOperation;
-use mpi::datatype::Equivalence;
+use mpi::datatype::{Equivalence, Partition, PartitionMut};
 use mpi::environment::{Threading, Universe};
 use mpi::ffi;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::{Communicator as _, CommunicatorCollectives, Root};
+use mpi::Count;
 
 use crate::check::{Dtype, Native};
 use crate::coll::op::Builtin;
@@ -188,6 +189,10 @@ impl Native for Library {
             Collective::Scan => "Scan",
             Collective::Exscan => "Exscan",
             Collective::ReduceScatter => "Reduce_scatter_block",
+            Collective::Gatherv => "Gatherv",
+            Collective::Scatterv => "Scatterv",
+            Collective::Allgatherv => "Allgatherv",
+            Collective::Alltoallv => "Alltoallv",
         };
         format!("MPI_{call}")
     }
@@ -275,8 +280,80 @@ impl Native for Library {
         self.reduce_typed(dtype, op, send, recv, To::Blocks)
     }
 
+    fn varied(
+        &self,
+        op: Collective,
+        (send, recv): (&[u8], &mut [u8]),
+        (out, into): (&[usize], &[usize]),
+        root: usize,
+    ) -> Result<()> {
+        // An empty slice's address is dangling, 1 here: Open MPI's
+        // MPI_IN_PLACE. Empty blocks get an address of their own.
+        let (spare_out, mut spare_in) = ([0u8; 1], [0u8; 1]);
+        let send = if send.is_empty() {
+            &spare_out[..0]
+        } else {
+            send
+        };
+        let recv = if recv.is_empty() {
+            &mut spare_in[..0]
+        } else {
+            recv
+        };
+        let (at, here) = (self.root(root), self.is(root));
+        match op {
+            Collective::Gatherv if here => {
+                at.gather_varcount_into_root(send, &mut parts_mut(recv, into)?)
+            }
+            Collective::Gatherv => at.gather_varcount_into(send),
+            Collective::Scatterv if here => at.scatter_varcount_into_root(&parts(send, out)?, recv),
+            Collective::Scatterv => at.scatter_varcount_into(recv),
+            Collective::Allgatherv => self
+                .world
+                .all_gather_varcount_into(send, &mut parts_mut(recv, into)?),
+            _ => self
+                .world
+                .all_to_all_varcount_into(&parts(send, out)?, &mut parts_mut(recv, into)?),
+        }
+        Ok(())
+    }
+
     fn barrier(&self) -> Result<()> {
         self.world.barrier();
         Ok(())
     }
+}
+
+/// MPI's counts and displacements of blocks packed in rank order.
+fn counts_displs(sizes: &[usize]) -> Result<(Vec<Count>, Vec<Count>)> {
+    let count = |n: usize| {
+        Count::try_from(n).map_err(|_| Error::Config(format!("{n} bytes exceed an MPI count")))
+    };
+    let counts = sizes
+        .iter()
+        .map(|&n| count(n))
+        .collect::<Result<Vec<_>>>()?;
+    let mut displs = Vec::with_capacity(sizes.len());
+    let mut at = 0;
+    for &n in sizes {
+        displs.push(count(at)?);
+        at += n;
+    }
+    Ok((counts, displs))
+}
+
+fn parts<'b>(
+    buf: &'b [u8],
+    sizes: &[usize],
+) -> Result<Partition<'b, [u8], Vec<Count>, Vec<Count>>> {
+    let (counts, displs) = counts_displs(sizes)?;
+    Ok(Partition::new(buf, counts, displs))
+}
+
+fn parts_mut<'b>(
+    buf: &'b mut [u8],
+    sizes: &[usize],
+) -> Result<PartitionMut<'b, [u8], Vec<Count>, Vec<Count>>> {
+    let (counts, displs) = counts_displs(sizes)?;
+    Ok(PartitionMut::new(buf, counts, displs))
 }

@@ -3,7 +3,7 @@
 use crate::check::{Dtype, Native};
 use crate::coll::op::{Builtin, Op};
 use crate::comm::communicator::Communicator;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ids::Collective;
 use crate::select::{Algorithm, Implementation};
 use crate::tree::Shape;
@@ -15,6 +15,71 @@ enum Buffers {
     Bytes { send: Vec<u8>, recv: Vec<u8> },
     /// Reductions combine `f64` sums.
     F64 { send: Vec<f64>, recv: Vec<f64> },
+    /// The v-forms' blocks of `bytes` on average, made at the first call
+    /// (they depend on the rank).
+    Varied { bytes: usize, made: Option<Varied> },
+}
+
+/// A v-form's buffers and block sizes on one rank: the block rank i sends
+/// rank j is [`vary`]`(bytes, i + j)` for alltoallv, rank i's block is
+/// `vary(bytes, i)` for the others.
+struct Varied {
+    send: Vec<u8>,
+    recv: Vec<u8>,
+    send_counts: Vec<usize>,
+    recv_counts: Vec<usize>,
+}
+
+/// Half, once or one and a half times `bytes`, in turn by `k`: the v-forms'
+/// blocks in benchmarks, `bytes` on average.
+pub fn vary(bytes: usize, k: usize) -> usize {
+    bytes * (1 + k % 3) / 2
+}
+
+impl Varied {
+    fn new(op: Collective, bytes: usize, size: usize, rank: usize) -> Varied {
+        let shift = if op == Collective::Alltoallv { rank } else { 0 };
+        let all: Vec<usize> = (0..size).map(|i| vary(bytes, i + shift)).collect();
+        let mine = vec![1; vary(bytes, rank)];
+        let total = all.iter().sum();
+        let (send, send_counts, recv, recv_counts) = match op {
+            Collective::Scatterv => (vec![1; total], all, mine, Vec::new()),
+            Collective::Alltoallv => (vec![1; total], all.clone(), vec![0; total], all),
+            _ => (mine, Vec::new(), vec![0; total], all),
+        };
+        Varied {
+            send,
+            recv,
+            send_counts,
+            recv_counts,
+        }
+    }
+
+    /// One call of `op`, with `imp` or, without, the selector's choice.
+    fn call(
+        &mut self,
+        comm: &mut Communicator,
+        op: Collective,
+        imp: Option<&Implementation>,
+        root: usize,
+    ) -> Result<()> {
+        let Varied {
+            send,
+            recv,
+            send_counts: out,
+            recv_counts: into,
+        } = self;
+        match (op, imp) {
+            (Collective::Gatherv, Some(imp)) => comm.gatherv_with(imp, send, recv, into, root),
+            (Collective::Gatherv, None) => comm.gatherv(send, recv, into, root),
+            (Collective::Scatterv, Some(imp)) => comm.scatterv_with(imp, send, out, recv, root),
+            (Collective::Scatterv, None) => comm.scatterv(send, out, recv, root),
+            (Collective::Allgatherv, Some(imp)) => comm.allgatherv_with(imp, send, recv, into),
+            (Collective::Allgatherv, None) => comm.allgatherv(send, recv, into),
+            (_, Some(imp)) => comm.alltoallv_with(imp, send, out, recv, into),
+            (_, None) => comm.alltoallv(send, out, recv, into),
+        }
+    }
 }
 
 /// Whose collective is called.
@@ -97,6 +162,13 @@ impl<'a> Caller<'a> {
                 send: Vec::new(),
                 recv: vec![1; n],
             },
+            Collective::Gatherv
+            | Collective::Scatterv
+            | Collective::Allgatherv
+            | Collective::Alltoallv => Buffers::Varied {
+                bytes: n,
+                made: None,
+            },
         };
         Caller {
             target,
@@ -121,6 +193,11 @@ impl<'a> Caller<'a> {
             }
         };
         match (&mut self.bufs, imp.op) {
+            (Buffers::Varied { bytes, made }, op) => {
+                let varied =
+                    made.get_or_insert_with(|| Varied::new(op, *bytes, comm.size(), comm.rank()));
+                varied.call(comm, op, Some(imp), root)
+            }
             (Buffers::Bytes { recv, .. }, Collective::Bcast) => comm.bcast_with(imp, recv, root),
             (Buffers::Bytes { send, recv }, Collective::Scatter) => {
                 comm.scatter_with(imp, send, recv, root)
@@ -158,6 +235,11 @@ impl<'a> Caller<'a> {
     /// the lottery against the fixed candidates with the same buffers).
     pub fn call_selected(&mut self, comm: &mut Communicator, root: usize) -> Result<()> {
         match (&mut self.bufs, self.target.op()) {
+            (Buffers::Varied { bytes, made }, op) => {
+                let varied =
+                    made.get_or_insert_with(|| Varied::new(op, *bytes, comm.size(), comm.rank()));
+                varied.call(comm, op, None, root)
+            }
             (Buffers::Bytes { recv, .. }, Collective::Bcast) => comm.bcast(recv, root),
             (Buffers::Bytes { send, recv }, Collective::Scatter) => comm.scatter(send, recv, root),
             (Buffers::Bytes { send, recv }, Collective::Gather) => comm.gather(send, recv, root),
@@ -221,6 +303,9 @@ fn call_library(
             bytemuck::cast_slice(send),
             bytemuck::cast_slice_mut(recv),
         ),
+        (Buffers::Varied { .. }, op) => Err(Error::Config(format!(
+            "the MPI library's own {op} has no baseline here: its counts are the program's"
+        ))),
         (_, _) => library.barrier(),
     }
 }

@@ -50,7 +50,17 @@ pub fn ompi_coll_id(op: Collective) -> u32 {
         Collective::Reduce => 11,
         Collective::ReduceScatter => 13,
         Collective::Scatter => 15,
+        Collective::Allgatherv => 1,
+        Collective::Alltoallv => 4,
+        Collective::Gatherv => 10,
+        Collective::Scatterv => 16,
     }
+}
+
+/// Whether Open MPI 4.1's tuned component reads rules for `op`: it has no
+/// algorithms of its own for gatherv and scatterv.
+pub fn ompi_tunes(op: Collective) -> bool {
+    !matches!(op, Collective::Gatherv | Collective::Scatterv)
 }
 
 /// The Open MPI 4.1 tuned algorithm nearest to `imp`: (id, name, faninout,
@@ -100,6 +110,12 @@ pub fn ompi_algorithm(imp: &Implementation) -> (u32, &'static str, usize, usize)
         (Collective::ReduceScatter, Algorithm::RecursiveHalving) => (3, "recursive_halving", 0),
         (Collective::ReduceScatter, Algorithm::RecursiveDoubling) => (2, "recursive_doubling", 0),
         (Collective::ReduceScatter, _) => (4, "butterfly", 0),
+        (Collective::Allgatherv, Algorithm::Ring) => (3, "ring", 0),
+        (Collective::Allgatherv, Algorithm::RecursiveDoubling) => (2, "bruck", 0),
+        (Collective::Allgatherv, _) => (1, "default", 0),
+        (Collective::Alltoallv, Algorithm::Linear(_)) => (1, "basic_linear", 0),
+        (Collective::Alltoallv, _) => (2, "pairwise", 0),
+        (Collective::Gatherv | Collective::Scatterv, _) => (0, "ignore", 0),
     };
     let seg = match (imp.op, id) {
         (Collective::Bcast | Collective::Reduce, 2..=7) => seg,
@@ -127,7 +143,12 @@ pub fn ompi_msg_size(op: Collective, ranks: usize, bytes: usize) -> usize {
         Collective::Scan | Collective::Exscan => ranks,
         Collective::Allgather | Collective::Alltoall | Collective::ReduceScatter => ranks * bytes,
         Collective::Gather | Collective::Scatter => ranks,
-        Collective::Barrier => 0,
+        Collective::Allgatherv => ranks * bytes,
+        // 4.1 decides alltoallv without a size.
+        Collective::Barrier
+        | Collective::Alltoallv
+        | Collective::Gatherv
+        | Collective::Scatterv => 0,
     }
 }
 
@@ -136,7 +157,7 @@ pub fn ompi_msg_size(op: Collective, ranks: usize, bytes: usize) -> usize {
 pub fn to_ompi(table: &Table, version: u32) -> String {
     let ops: Vec<Collective> = Collective::ALL
         .into_iter()
-        .filter(|op| table.rules.iter().any(|r| r.op == *op))
+        .filter(|op| ompi_tunes(*op) && table.rules.iter().any(|r| r.op == *op))
         .collect();
     let mut out = String::new();
     if version >= 2 {
@@ -185,7 +206,10 @@ fn ompi_sizes(rules: &[&Rule], op: Collective) -> BTreeSet<usize> {
     const MOST: usize = 1024;
     let grows = matches!(
         op,
-        Collective::Allgather | Collective::Alltoall | Collective::ReduceScatter
+        Collective::Allgather
+            | Collective::Allgatherv
+            | Collective::Alltoall
+            | Collective::ReduceScatter
     );
     let every = |r: &Rule| grows && r.ranks.end() - r.ranks.start() < MOST;
     rules
@@ -281,8 +305,17 @@ pub fn mpich_algorithm(imp: &Implementation) -> Value {
         // MPICH 4.0's only intra algorithms for them (and `Scan_intra_smp`).
         (Collective::Scan, _) => pick("Scan_intra_recursive_doubling"),
         (Collective::Exscan, _) => pick("Exscan_intra_recursive_doubling"),
-        (Collective::Alltoall, alg) => mpich_alltoall(alg),
+        (Collective::Alltoall, alg) => mpich_alltoall("Alltoall", alg),
         (Collective::ReduceScatter, alg) => mpich_reduce_scatter(alg),
+        (Collective::Allgatherv, Algorithm::Ring) => pick("Allgatherv_intra_ring"),
+        (Collective::Allgatherv, Algorithm::RecursiveDoubling) => {
+            pick("Allgatherv_intra_recursive_doubling")
+        }
+        (Collective::Allgatherv, _) => pick("Allgatherv_intra_brucks"),
+        (Collective::Alltoallv, alg) => mpich_alltoall("Alltoallv", alg),
+        // MPICH 4.0's only algorithms for them.
+        (Collective::Gatherv, _) => pick("Gatherv_allcomm_linear"),
+        (Collective::Scatterv, _) => pick("Scatterv_allcomm_linear"),
     }
 }
 
@@ -291,16 +324,17 @@ fn mpich_pick(name: &str) -> Value {
     json!({ format!("algorithm=MPIR_{name}"): {} })
 }
 
-/// MPICH's alltoall algorithms but one refuse `MPI_IN_PLACE`.
-fn mpich_alltoall(alg: &Algorithm) -> Value {
-    let name = match alg {
-        Algorithm::Bruck => "Alltoall_intra_brucks",
-        Algorithm::Linear(_) => "Alltoall_intra_scattered",
-        _ => "Alltoall_intra_pairwise",
+/// MPICH's alltoall algorithms but one refuse `MPI_IN_PLACE`; alltoallv
+/// (`op`) has only that one and `scattered`.
+fn mpich_alltoall(op: &str, alg: &Algorithm) -> Value {
+    let name = match (op, alg) {
+        ("Alltoall", Algorithm::Bruck) => "brucks",
+        ("Alltoall", Algorithm::Pairwise) => "pairwise",
+        _ => "scattered",
     };
     json!({
-        "is_sendbuf_inplace=yes": mpich_pick("Alltoall_intra_pairwise_sendrecv_replace"),
-        "is_sendbuf_inplace=no": mpich_pick(name),
+        "is_sendbuf_inplace=yes": mpich_pick(&format!("{op}_intra_pairwise_sendrecv_replace")),
+        "is_sendbuf_inplace=no": mpich_pick(&format!("{op}_intra_{name}")),
     })
 }
 
@@ -356,10 +390,16 @@ fn mpich_size_key(op: Collective) -> Option<&'static str> {
             Some("avg_msg_size")
         }
         Collective::Allgather
+        | Collective::Allgatherv
         | Collective::Gather
         | Collective::Scatter
         | Collective::ReduceScatter => Some("total_msg_size"),
-        Collective::Barrier | Collective::Scan | Collective::Exscan => None,
+        Collective::Barrier
+        | Collective::Scan
+        | Collective::Exscan
+        | Collective::Gatherv
+        | Collective::Scatterv
+        | Collective::Alltoallv => None,
     }
 }
 
@@ -406,7 +446,11 @@ fn mpich_default(op: Collective) -> Value {
         Collective::Gather => d("Gather_intra_binomial"),
         Collective::Scatter => d("Scatter_intra_binomial"),
         Collective::Barrier => d("Barrier_intra_dissemination"),
-        Collective::Alltoall
+        Collective::Allgatherv => d("Allgatherv_intra_ring"),
+        Collective::Gatherv
+        | Collective::Scatterv
+        | Collective::Alltoallv
+        | Collective::Alltoall
         | Collective::Scan
         | Collective::Exscan
         | Collective::ReduceScatter => mpich_algorithm(&Implementation::native(op)),
@@ -427,6 +471,10 @@ fn mpich_inter(op: Collective) -> Value {
         Collective::Scan => "Scan_intra_recursive_doubling",
         Collective::Exscan => "Exscan_intra_recursive_doubling",
         Collective::ReduceScatter => "Reduce_scatter_block_inter_remote_reduce_local_scatter",
+        Collective::Allgatherv => "Allgatherv_inter_remote_gather_local_bcast",
+        Collective::Alltoallv => "Alltoallv_inter_pairwise_exchange",
+        Collective::Gatherv => "Gatherv_allcomm_linear",
+        Collective::Scatterv => "Scatterv_allcomm_linear",
     };
     mpich_pick(name)
 }
@@ -454,14 +502,7 @@ fn mpich_untuned() -> Vec<(&'static str, Value)> {
         })
     };
     vec![
-        (
-            "allgatherv",
-            json!({ "comm_type=intra": a("Allgatherv_intra_ring"), "comm_type=inter": a("Allgatherv_inter_remote_gather_local_bcast") }),
-        ),
-        ("alltoallv", alltoall("Alltoallv", "scattered")),
         ("alltoallw", alltoall("Alltoallw", "scattered")),
-        ("gatherv", a("Gatherv_allcomm_linear")),
-        ("scatterv", a("Scatterv_allcomm_linear")),
         ("reduce_scatter", reduce_scatter("Reduce_scatter")),
         ("neighbor_allgather", a("Neighbor_allgather_allcomm_nb")),
         ("neighbor_allgatherv", a("Neighbor_allgatherv_allcomm_nb")),

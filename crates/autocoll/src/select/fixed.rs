@@ -74,8 +74,8 @@ pub fn default_for(op: Collective, _ranks: usize, bytes: usize) -> Implementatio
         Collective::Scatter | Collective::Gather => tree(Shape::Binomial, None),
         Collective::Allreduce if large => named(Algorithm::Rabenseifner),
         Collective::Allreduce => named(Algorithm::RecursiveDoubling),
-        Collective::Allgather if large => named(Algorithm::Ring),
-        Collective::Allgather => named(Algorithm::RecursiveDoubling),
+        Collective::Allgather | Collective::Allgatherv if large => named(Algorithm::Ring),
+        Collective::Allgather | Collective::Allgatherv => named(Algorithm::RecursiveDoubling),
         Collective::Barrier => named(Algorithm::Dissemination),
         // Where latency rules, log P rounds beat P − 1 steps (the bound
         // Open MPI and MPICH use too); long blocks keep every link busy
@@ -95,5 +95,9 @@ pub fn default_for(op: Collective, _ranks: usize, bytes: usize) -> Implementatio
         // 1 KiB the ring keeps every link busy (docs/comparison.md).
         Collective::ReduceScatter if bytes <= 256 => tree(Shape::Binomial, None),
         Collective::ReduceScatter => named(Algorithm::Ring),
+        // Sizes known to one rank only: every block crosses one link
+        // once, as Open MPI's and MPICH's linear ones do.
+        Collective::Gatherv | Collective::Scatterv => tree(Shape::Flat, None),
+        Collective::Alltoallv => named(Algorithm::Linear(None)),
     }
 }

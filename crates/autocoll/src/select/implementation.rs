@@ -33,6 +33,8 @@ impl Collective {
                 Algorithm::RecursiveHalving,
                 Algorithm::Pairwise,
             ],
+            Collective::Allgatherv => &[Algorithm::Ring, Algorithm::RecursiveDoubling],
+            Collective::Alltoallv => &[Algorithm::Pairwise, Algorithm::Linear(None)],
             _ => &[],
         }
     }
@@ -188,7 +190,7 @@ impl Implementation {
             Algorithm::Linear(Some(0)) => {
                 return Err(fail("linear keeps k ≥ 1 sends in flight".into()));
             }
-            Algorithm::Linear(Some(_)) if self.op != Collective::Alltoall => {
+            Algorithm::Linear(Some(_)) if self.op.regular() != Collective::Alltoall => {
                 return Err(fail(format!("{}'s `linear` takes no k", self.op)));
             }
             Algorithm::Linear(_) if self.op.scans() => {}
@@ -258,7 +260,7 @@ impl Implementation {
             algorithm: a.clone(),
             seg: None,
         }));
-        if op == Collective::Alltoall {
+        if op.regular() == Collective::Alltoall {
             out.push(Implementation {
                 op,
                 algorithm: Algorithm::Linear(Some(2)),

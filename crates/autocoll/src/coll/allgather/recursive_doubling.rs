@@ -5,14 +5,21 @@
 
 use bytes::Bytes;
 
+use super::super::blocks::Blocks;
 use super::super::fold::Fold;
 use super::super::Ctx;
 use crate::error::Result;
 
-/// `recv` holds every rank's `send`, in rank order, on return.
-pub(crate) fn recursive_doubling(ctx: &mut Ctx<'_>, send: &[u8], recv: &mut [u8]) -> Result<()> {
-    let (r, b) = (ctx.rank, send.len());
-    recv[r * b..(r + 1) * b].copy_from_slice(send);
+/// `recv` holds every rank's `send`, packed in rank order by `blocks`,
+/// on return.
+pub(crate) fn recursive_doubling(
+    ctx: &mut Ctx<'_>,
+    send: &[u8],
+    recv: &mut [u8],
+    all: &Blocks,
+) -> Result<()> {
+    let r = ctx.rank;
+    recv[all.get(r)].copy_from_slice(send);
     let fold = Fold::new(ctx.size);
     let partner = fold.partner(r);
     if let Some(partner) = partner {
@@ -21,11 +28,11 @@ pub(crate) fn recursive_doubling(ctx: &mut Ctx<'_>, send: &[u8], recv: &mut [u8]
             ctx.recv_into(partner, 2, recv, 0)?;
             return Ok(());
         }
-        ctx.recv_into(partner, 0, &mut recv[partner * b..(partner + 1) * b], 0)?;
+        ctx.recv_into(partner, 0, &mut recv[all.get(partner)], 0)?;
     }
     let nr = fold.new_rank(r);
     let blocks =
-        |first_nr: usize, count: usize| fold.first(first_nr) * b..fold.first(first_nr + count) * b;
+        |first_nr: usize, count: usize| all.run(fold.first(first_nr), fold.first(first_nr + count));
     let mut mask = 1;
     while mask < fold.p2 {
         let base = nr & !(mask - 1);

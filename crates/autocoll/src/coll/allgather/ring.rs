@@ -4,20 +4,22 @@
 
 use bytes::Bytes;
 
+use super::super::blocks::Blocks;
 use super::super::Ctx;
 use crate::error::Result;
 
-/// `recv` holds every rank's `send`, in rank order, on return.
-pub(crate) fn ring(ctx: &mut Ctx<'_>, send: &[u8], recv: &mut [u8]) -> Result<()> {
-    let (r, p, b) = (ctx.rank, ctx.size, send.len());
-    recv[r * b..(r + 1) * b].copy_from_slice(send);
+/// `recv` holds every rank's `send`, packed in rank order by `blocks`,
+/// on return.
+pub(crate) fn ring(ctx: &mut Ctx<'_>, send: &[u8], recv: &mut [u8], blocks: &Blocks) -> Result<()> {
+    let (r, p) = (ctx.rank, ctx.size);
+    recv[blocks.get(r)].copy_from_slice(send);
     let right = (r + 1) % p;
     let left = (r + p - 1) % p;
     let mut passing = Bytes::copy_from_slice(send);
     for s in 0..p.saturating_sub(1) {
         ctx.send(right, 0, passing, s)?;
         let from = (r + 2 * p - s - 1) % p;
-        passing = ctx.recv_into(left, 0, &mut recv[from * b..(from + 1) * b], s)?;
+        passing = ctx.recv_into(left, 0, &mut recv[blocks.get(from)], s)?;
     }
     Ok(())
 }

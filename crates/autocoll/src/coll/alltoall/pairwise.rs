@@ -3,11 +3,18 @@
 //! permutation and each link carries one block each way. It is `linear`
 //! with one send ahead of the receives.
 
+use super::super::blocks::Blocks;
 use super::super::Ctx;
 use super::linear::windowed;
 use crate::error::Result;
 
-/// `recv` holds block `rank` of every rank's `send`, in rank order.
-pub(crate) fn pairwise(ctx: &mut Ctx<'_>, send: &[u8], recv: &mut [u8]) -> Result<()> {
-    windowed(ctx, send, recv, 1)
+/// `recv` holds block `rank` of every rank's `send`, in rank order; the
+/// blocks of both sides are laid out by `blocks` (send, receive).
+pub(crate) fn pairwise(
+    ctx: &mut Ctx<'_>,
+    send: &[u8],
+    recv: &mut [u8],
+    blocks: (&Blocks, &Blocks),
+) -> Result<()> {
+    windowed(ctx, send, recv, blocks, 1)
 }

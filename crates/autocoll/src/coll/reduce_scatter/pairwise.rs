@@ -5,21 +5,24 @@
 
 use bytes::Bytes;
 
-use super::super::{nth_block, Combine, Ctx};
+use super::super::blocks::Blocks;
+use super::super::{Combine, Ctx};
 use crate::error::Result;
 
-/// `recv` holds block `rank` of every rank's `send`, combined.
+/// `recv` holds block `rank` of every rank's `send`, combined; `blocks`
+/// lays out the vector.
 pub(crate) fn pairwise(
     ctx: &mut Ctx<'_>,
     send: &[u8],
     recv: &mut [u8],
+    blocks: &Blocks,
     combine: Combine<'_>,
 ) -> Result<()> {
-    let (r, p, b) = (ctx.rank, ctx.size, recv.len());
-    recv.copy_from_slice(&send[nth_block(r, b)]);
+    let (r, p) = (ctx.rank, ctx.size);
+    recv.copy_from_slice(&send[blocks.get(r)]);
     for s in 1..p {
         let (to, from) = ((r + s) % p, (r + p - s) % p);
-        ctx.send(to, 0, Bytes::copy_from_slice(&send[nth_block(to, b)]), s)?;
+        ctx.send(to, 0, Bytes::copy_from_slice(&send[blocks.get(to)]), s)?;
         ctx.recv_combine(from, 0, recv, combine, s)?;
     }
     Ok(())

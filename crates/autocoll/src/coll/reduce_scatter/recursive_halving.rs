@@ -7,20 +7,23 @@
 
 use bytes::Bytes;
 
+use super::super::blocks::Blocks;
 use super::super::fold::{fold_in, Fold};
-use super::super::{nth_block, Combine, Ctx};
+use super::super::{Combine, Ctx};
 use crate::error::Result;
 
 const BACK: u8 = 2;
 
-/// `recv` holds block `rank` of every rank's `send`, combined.
+/// `recv` holds block `rank` of every rank's `send`, combined; `blocks`
+/// lays out the vector.
 pub(crate) fn recursive_halving(
     ctx: &mut Ctx<'_>,
     send: &[u8],
     recv: &mut [u8],
+    blocks: &Blocks,
     combine: Combine<'_>,
 ) -> Result<()> {
-    let (r, b) = (ctx.rank, recv.len());
+    let r = ctx.rank;
     let fold = Fold::new(ctx.size);
     let mut buf = send.to_vec();
     if !fold_in(ctx, &fold, &mut buf, combine)? {
@@ -28,16 +31,11 @@ pub(crate) fn recursive_halving(
         ctx.recv_into(survivor, BACK, recv, 0)?;
         return Ok(());
     }
-    halve(ctx, &fold, &mut buf, b, combine)?;
+    halve(ctx, &fold, &mut buf, blocks, combine)?;
     if let Some(out) = fold.partner(r) {
-        ctx.send(
-            out,
-            BACK,
-            Bytes::copy_from_slice(&buf[nth_block(out, b)]),
-            0,
-        )?;
+        ctx.send(out, BACK, Bytes::copy_from_slice(&buf[blocks.get(out)]), 0)?;
     }
-    recv.copy_from_slice(&buf[nth_block(r, b)]);
+    recv.copy_from_slice(&buf[blocks.get(r)]);
     Ok(())
 }
 
@@ -47,12 +45,12 @@ fn halve(
     ctx: &mut Ctx<'_>,
     fold: &Fold,
     buf: &mut [u8],
-    b: usize,
+    blocks: &Blocks,
     combine: Combine<'_>,
 ) -> Result<()> {
     let nr = fold.new_rank(ctx.rank);
     // New ranks lo..hi hold the blocks of real ranks first(lo)..first(hi).
-    let bytes = |lo: usize, hi: usize| fold.first(lo) * b..fold.first(hi) * b;
+    let bytes = |lo: usize, hi: usize| blocks.run(fold.first(lo), fold.first(hi));
     let (mut lo, mut hi) = (0, fold.p2);
     let mut mask = fold.p2 / 2;
     while mask > 0 {

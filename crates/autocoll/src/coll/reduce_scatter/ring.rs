@@ -6,23 +6,26 @@
 
 use bytes::Bytes;
 
-use super::super::{nth_block, Combine, Ctx};
+use super::super::blocks::Blocks;
+use super::super::{Combine, Ctx};
 use crate::error::Result;
 
-/// `recv` holds block `rank` of every rank's `send`, combined.
+/// `recv` holds block `rank` of every rank's `send`, combined; `blocks`
+/// lays out the vector.
 pub(crate) fn ring(
     ctx: &mut Ctx<'_>,
     send: &[u8],
     recv: &mut [u8],
+    blocks: &Blocks,
     combine: Combine<'_>,
 ) -> Result<()> {
-    let (r, p, b) = (ctx.rank, ctx.size, recv.len());
+    let (r, p) = (ctx.rank, ctx.size);
     let (right, left) = ((r + 1) % p, (r + p - 1) % p);
-    let mut partial = send[nth_block(left, b)].to_vec();
+    let mut partial = send[blocks.get(left)].to_vec();
     for s in 0..p - 1 {
         ctx.send(right, 0, Bytes::from(partial), s)?;
         let arriving = (r + 2 * p - s - 2) % p;
-        partial = send[nth_block(arriving, b)].to_vec();
+        partial = send[blocks.get(arriving)].to_vec();
         ctx.recv_combine(left, 0, &mut partial, combine, s)?;
     }
     recv.copy_from_slice(&partial);

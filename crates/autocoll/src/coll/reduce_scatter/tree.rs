@@ -4,18 +4,20 @@
 //! tree. The root carries P blocks both ways: for short vectors and
 //! shapes that suit the network.
 
+use super::super::blocks::Blocks;
 use super::super::reduce::reduce;
 use super::super::scatter::scatter;
 use super::super::{Combine, Ctx};
 use crate::error::Result;
 use crate::tree::Tree;
 
-/// `recv` holds block `rank` of every rank's `send`, combined.
+/// `recv` holds block `rank` of every rank's `send`, combined; `blocks`
+/// lays out the vector.
 pub(crate) fn tree(
     ctx: &mut Ctx<'_>,
     tree: &Tree,
-    send: &[u8],
-    recv: &mut [u8],
+    (send, recv): (&[u8], &mut [u8]),
+    blocks: &Blocks,
     seg: usize,
     combine: Combine<'_>,
 ) -> Result<()> {
@@ -26,5 +28,5 @@ pub(crate) fn tree(
         whole[range].copy_from_slice(&acc);
         Ok(())
     })?;
-    scatter(ctx, tree, &whole, recv, seg)
+    scatter(ctx, tree, &whole, recv, blocks, seg)
 }

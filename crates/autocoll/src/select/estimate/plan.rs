@@ -29,7 +29,8 @@ impl Plan {
 }
 
 /// The plan of `imp`, whose segment size is `seg` (unbounded when
-/// unsegmented); `None` where the code has no such algorithm.
+/// unsegmented); `None` where the code has no such algorithm. A v-form is
+/// planned as its regular form with blocks of its agreed bytes.
 pub(super) fn plan(
     imp: &Implementation,
     layout: &Layout,
@@ -40,7 +41,7 @@ pub(super) fn plan(
     let mut plan = Plan {
         ops: vec![Vec::new(); ranks],
     };
-    match (&imp.algorithm, imp.op) {
+    match (&imp.algorithm, imp.op.regular()) {
         (Algorithm::Tree(shape), op) => {
             let tree = Tree::build_in(shape, layout, 0, None).ok()?;
             for rank in 0..ranks {
@@ -115,7 +116,7 @@ fn tree_rank(
             scatter(plan, tree, rank, bytes, seg);
         }
         Collective::Barrier => tree_barrier(plan, tree, rank),
-        Collective::Alltoall | Collective::Scan | Collective::Exscan => return None,
+        _ => return None,
     }
     Some(())
 }
