@@ -55,8 +55,8 @@ pub struct Args {
     #[arg(long, default_value_t = 4)]
     step: usize,
     /// Leave out sizes at which one call moves more than this in all
-    /// (P × bytes per rank for scatter, gather, allgather, alltoall and
-    /// reduce-scatter): at 100 Mbit/s a 4M-per-rank scatter on 8 ranks
+    /// (P × bytes per rank for scatter, gather, allgather, alltoall,
+    /// reduce-scatter and the v-forms): at 100 Mbit/s a 4M-per-rank scatter on 8 ranks
     /// takes 2.3 s a call.
     #[arg(long, default_value = "16M")]
     max_total: String,

@@ -87,7 +87,7 @@ pub struct Plan<'a> {
 impl Plan<'_> {
     /// The sizes of `op` that run, split into (small, large).
     pub fn sizes(&self, op: Collective) -> (Vec<usize>, Vec<usize>) {
-        let per_call = |b: usize| match op {
+        let per_call = |b: usize| match op.regular() {
             Collective::Scatter
             | Collective::Gather
             | Collective::Allgather

@@ -3,7 +3,7 @@
 use crate::check::{Dtype, Native};
 use crate::coll::op::{Builtin, Op};
 use crate::comm::communicator::Communicator;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ids::Collective;
 use crate::select::{Algorithm, Implementation};
 use crate::tree::Shape;
@@ -186,6 +186,10 @@ impl<'a> Caller<'a> {
 
     /// One call with `root` (ignored by rootless collectives).
     pub fn call(&mut self, comm: &mut Communicator, root: usize) -> Result<()> {
+        let op = self.op();
+        if let Buffers::Varied { bytes, made } = &mut self.bufs {
+            made.get_or_insert_with(|| Varied::new(op, *bytes, comm.size(), comm.rank()));
+        }
         let imp = match &self.target {
             Target::Ours(imp) => imp,
             Target::Library(op, library) => {
@@ -193,11 +197,7 @@ impl<'a> Caller<'a> {
             }
         };
         match (&mut self.bufs, imp.op) {
-            (Buffers::Varied { bytes, made }, op) => {
-                let varied =
-                    made.get_or_insert_with(|| Varied::new(op, *bytes, comm.size(), comm.rank()));
-                varied.call(comm, op, Some(imp), root)
-            }
+            (Buffers::Varied { made: Some(v), .. }, op) => v.call(comm, op, Some(imp), root),
             (Buffers::Bytes { recv, .. }, Collective::Bcast) => comm.bcast_with(imp, recv, root),
             (Buffers::Bytes { send, recv }, Collective::Scatter) => {
                 comm.scatter_with(imp, send, recv, root)
@@ -303,9 +303,10 @@ fn call_library(
             bytemuck::cast_slice(send),
             bytemuck::cast_slice_mut(recv),
         ),
-        (Buffers::Varied { .. }, op) => Err(Error::Config(format!(
-            "the MPI library's own {op} has no baseline here: its counts are the program's"
-        ))),
+        (Buffers::Varied { made: Some(v), .. }, op) => {
+            let sizes = (&v.send_counts[..], &v.recv_counts[..]);
+            library.varied(op, (&v.send, &mut v.recv), sizes, root)
+        }
         (_, _) => library.barrier(),
     }
 }
