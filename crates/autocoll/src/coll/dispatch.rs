@@ -110,6 +110,7 @@ fn treeless(ctx: &mut Ctx<'_>, call: Call<'_>) -> Result<()> {
         (Collective::Alltoall, Algorithm::Pairwise) => super::alltoall::pairwise(ctx, send, recv),
         (Collective::Alltoall, Algorithm::Bruck) => super::alltoall::bruck(ctx, send, recv),
         (Collective::Alltoall, Algorithm::Linear(_)) => super::alltoall::linear(ctx, send, recv),
+        (Collective::Alltoall, Algorithm::TwoLevel) => super::alltoall::two_level(ctx, send, recv),
         (Collective::Scan | Collective::Exscan, Algorithm::Linear(None)) => {
             super::scan::linear(ctx, send, recv, seg, exclusive, combine())
         }
