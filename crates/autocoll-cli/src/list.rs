@@ -77,6 +77,9 @@ fn named(op: Collective, name: &str) -> &'static str {
         "dissemination" => "round j: signal rank+2^j, wait for rank-2^j",
         "pairwise" => "step s: send to rank+s, receive from rank-s (P-1 steps)",
         "bruck" => "round j: the blocks whose distance has bit j go to rank+2^j (log2 P rounds)",
+        "two-level" => {
+            "blocks to other hosts via each host's leader, one message per pair of hosts"
+        }
         "linear" => {
             "each block straight to its rank, at most k sends ahead of the receives (default 32)"
         }

@@ -104,6 +104,16 @@ impl Layout {
         self.switch_of[rank]
     }
 
+    /// The ranks of every host, by host number, each in rank order: the
+    /// first of each is the host's lowest rank.
+    pub fn ranks_by_host(&self) -> Vec<Vec<usize>> {
+        let mut ranks = vec![Vec::new(); self.host_count()];
+        for (rank, &host) in self.host_of.iter().enumerate() {
+            ranks[host].push(rank);
+        }
+        ranks
+    }
+
     /// The name of host `host`.
     pub fn host_name(&self, host: usize) -> &str {
         &self.host_names[host]
@@ -245,6 +255,13 @@ mod tests {
         assert_eq!(layout.hosts(), names(&["b", "b", "a", "c"]));
         assert_eq!(layout.switches()[0].as_deref(), Some("s0/s1"));
         assert!(!Layout::one_host(3).spans_hosts());
+    }
+
+    #[test]
+    fn ranks_by_host_lists_each_hosts_ranks_in_rank_order() {
+        let layout = Layout::of_hosts(names(&["b", "a", "b", "c", "a"])).unwrap();
+        assert_eq!(layout.ranks_by_host(), [vec![0, 2], vec![1, 4], vec![3]]);
+        assert_eq!(Layout::one_host(3).ranks_by_host(), [vec![0, 1, 2]]);
     }
 
     #[test]

@@ -403,6 +403,7 @@ mod tests {
             ("star8-100m.toml", 8),
             ("two-subnet.toml", 8),
             ("slow-host.toml", 8),
+            ("star4x2-100m.toml", 4),
         ] {
             let spec = Spec::load(&dir.join(file)).unwrap();
             assert_eq!(spec.hosts.len(), hosts, "{file}");

@@ -30,7 +30,9 @@ pub fn candidates(op: Collective) -> &'static str {
         Collective::Gather => "gather:flat,gather:binomial",
         Collective::Allgather => "allgather:ring,allgather:recursive-doubling",
         Collective::Barrier => "barrier:dissemination,barrier:binomial",
-        Collective::Alltoall => "alltoall:pairwise,alltoall:bruck,alltoall:linear",
+        Collective::Alltoall => {
+            "alltoall:pairwise,alltoall:bruck,alltoall:linear,alltoall:two-level"
+        }
         Collective::Scan => "scan:recursive-doubling,scan:linear,scan:linear:seg=16K",
         Collective::Exscan => "exscan:recursive-doubling,exscan:linear,exscan:linear:seg=16K",
         Collective::ReduceScatter => {

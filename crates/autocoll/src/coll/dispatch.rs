@@ -197,6 +197,9 @@ fn over_blocks(ctx: &mut Ctx<'_>, call: Call<'_>) -> Result<()> {
         (Collective::Alltoall, Algorithm::Linear(_)) => {
             super::alltoall::linear(ctx, send, recv, (&out()?, &into()?))
         }
+        (Collective::Alltoall, Algorithm::TwoLevel) if !op.varies() => {
+            super::alltoall::two_level(ctx, send, recv)
+        }
         (Collective::ReduceScatter, Algorithm::Ring) => {
             super::reduce_scatter::ring(ctx, send, recv, &into()?, combine())
         }

@@ -29,6 +29,7 @@ use bytes::Bytes;
 use crate::clock::now_ns;
 use crate::error::{Error, Result};
 use crate::ids::CallSig;
+use crate::layout::Layout;
 use crate::observe::{Event, Observer, Stage};
 use crate::select::Implementation;
 use crate::transport::{Tag, Transport};
@@ -45,6 +46,8 @@ pub(crate) struct Ctx<'a> {
     pub size: usize,
     pub imp: &'a Implementation,
     pub tree: Option<&'a Tree>,
+    /// Where the ranks run, or why the transport's reports make no layout.
+    pub layout: std::result::Result<&'a Layout, &'a str>,
     pub observers: &'a [Arc<dyn Observer>],
 }
 

@@ -413,10 +413,9 @@ impl Communicator {
         if balanced {
             self.decide_balance(call.op)?;
         }
-        let tree = match shape {
-            Some(shape) => Some(self.tree_of(call.op, shape, call.root)?),
-            None => None,
-        };
+        let tree = shape
+            .map(|shape| self.tree_of(call.op, shape, call.root))
+            .transpose()?;
         let sig = CallSig {
             seq: self.seq,
             op: call.op,
@@ -435,6 +434,7 @@ impl Communicator {
             call: sig,
             imp,
             tree: tree.as_deref(),
+            layout: self.layout.as_deref().map_err(String::as_str),
             observers: &self.observers,
         };
         ctx.note(Stage::Enter, 0, 0, None);

@@ -134,7 +134,7 @@ fn messages(algorithm: &Algorithm, ranks: usize, units: usize) -> usize {
     let per_rank = match algorithm {
         Algorithm::Tree(_) => units.saturating_add(1),
         // A scan's linear pipeline sends a message per segment.
-        Algorithm::Ring | Algorithm::Pairwise | Algorithm::Linear(_) => {
+        Algorithm::Ring | Algorithm::Pairwise | Algorithm::Linear(_) | Algorithm::TwoLevel => {
             ranks.max(units.saturating_add(1))
         }
         _ => 2 * (usize::BITS - ranks.leading_zeros()) as usize + 2,

@@ -24,6 +24,7 @@ impl Collective {
                 Algorithm::Pairwise,
                 Algorithm::Bruck,
                 Algorithm::Linear(None),
+                Algorithm::TwoLevel,
             ],
             Collective::Scan | Collective::Exscan => {
                 &[Algorithm::Linear(None), Algorithm::RecursiveDoubling]
@@ -67,6 +68,11 @@ pub enum Algorithm {
     /// `k`, [`Algorithm::LINEAR_WINDOW`]). Scan and exscan: a pipeline
     /// along the ranks in order, segmented by `seg`.
     Linear(Option<usize>),
+    /// Two-level alltoall over the hosts of the layout: the blocks between
+    /// two hosts travel as one message between their leaders (each host's
+    /// lowest rank), gathered from and scattered to the ranks of the
+    /// host; blocks within a host go straight to their rank.
+    TwoLevel,
     /// The MPI library's own algorithm (`<op>:mpi`), a candidate only where
     /// a caller supplies it: the interposition library `autocoll-mpi` runs
     /// it as `PMPI_<Op>` through [`crate::Communicator::run_raw`].
@@ -102,6 +108,7 @@ impl Algorithm {
             Algorithm::Pairwise => "pairwise",
             Algorithm::Bruck => "bruck",
             Algorithm::Linear(_) => "linear",
+            Algorithm::TwoLevel => "two-level",
             Algorithm::Native => "mpi",
         }
     }
@@ -477,6 +484,7 @@ impl Params {
             "dissemination" => return self.named(Algorithm::Dissemination),
             "pairwise" => return self.named(Algorithm::Pairwise),
             "bruck" => return self.named(Algorithm::Bruck),
+            "two-level" => return self.named(Algorithm::TwoLevel),
             "linear" => {
                 let k = self.k.take();
                 return self.named(Algorithm::Linear(k));

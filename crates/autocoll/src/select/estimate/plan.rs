@@ -67,6 +67,7 @@ pub(super) fn plan(
         (Algorithm::Linear(_), op) if op.scans() => linear_scan(&mut plan, bytes, seg),
         (Algorithm::RecursiveDoubling, op) if op.scans() => doubling_scan(&mut plan, bytes),
         (Algorithm::Bruck, Collective::Alltoall) => bruck_alltoall(&mut plan, bytes),
+        (Algorithm::TwoLevel, Collective::Alltoall) => two_level_alltoall(&mut plan, layout, bytes),
         (Algorithm::Pairwise, Collective::ReduceScatter) => {
             pairwise_reduce_scatter(&mut plan, bytes)
         }
@@ -371,6 +372,57 @@ fn bruck_alltoall(plan: &mut Plan, b: usize) {
             plan.recv(rank, (rank + p - bit) % p);
             bit <<= 1;
         }
+    }
+}
+
+/// As `coll::alltoall::two_level` orders them: a rank's blocks for other
+/// hosts to its leader, those for its host's ranks straight to them; the
+/// leader's part in between; the blocks of its host's ranks, then its
+/// leader's hand-out.
+fn two_level_alltoall(plan: &mut Plan, layout: &Layout, b: usize) {
+    let hosts = layout.ranks_by_host();
+    let crosses = hosts.len() > 1;
+    for (host, local) in hosts.iter().enumerate() {
+        let n = local.len();
+        let outside = (layout.size() - n) * b;
+        for (place, &rank) in local.iter().enumerate() {
+            if crosses && place > 0 {
+                plan.send(rank, local[0], outside);
+            }
+            for s in 1..n {
+                plan.send(rank, local[(place + s) % n], b);
+            }
+            if crosses && place == 0 {
+                two_level_leader(plan, &hosts, host, b, outside);
+            }
+            for s in 1..n {
+                plan.recv(rank, local[(place + n - s) % n]);
+            }
+            if crosses && place > 0 {
+                plan.recv(rank, local[0]);
+            }
+        }
+    }
+}
+
+/// The leader of `host`: its ranks' blocks for other hosts in, a bundle
+/// to host + 1, + 2, …, one from host − 1, − 2, …, the hand-outs to its
+/// ranks (`outside` bytes each).
+fn two_level_leader(plan: &mut Plan, hosts: &[Vec<usize>], host: usize, b: usize, outside: usize) {
+    let (local, count) = (&hosts[host], hosts.len());
+    let leader = local[0];
+    for &r in &local[1..] {
+        plan.recv(leader, r);
+    }
+    for step in 1..count {
+        let to = &hosts[(host + step) % count];
+        plan.send(leader, to[0], local.len() * to.len() * b);
+    }
+    for step in 1..count {
+        plan.recv(leader, hosts[(host + count - step) % count][0]);
+    }
+    for &r in &local[1..] {
+        plan.send(leader, r, outside);
     }
 }
 

@@ -82,6 +82,17 @@ fn hier_sends_one_copy_per_host_over_the_links() {
 }
 
 #[test]
+fn two_level_alltoall_carries_what_pairwise_does_over_each_link() {
+    let four_by_two = Layout::of_hosts((0..8).map(|r| format!("h{}", r / 2)).collect()).unwrap();
+    // Each host's link carries its 2 ranks' blocks for the 6 ranks away.
+    for id in ["alltoall:two-level", "alltoall:pairwise"] {
+        assert_eq!(of(id, &four_by_two, 1000).link_bytes, 12_000.0, "{id}");
+    }
+    let one = of("alltoall:two-level", &Layout::one_host(8), 1000);
+    assert_eq!((one.link_bytes, one.local_bytes), (0.0, 7000.0));
+}
+
+#[test]
 fn on_star8_ring_allgather_of_one_mebibyte_is_three_times_faster_than_flat() {
     let ring = seconds("allgather:ring", 1 << 20);
     let flat = seconds("allgather:flat", 1 << 20);

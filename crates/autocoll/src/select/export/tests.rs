@@ -293,3 +293,13 @@ impl = "bcast:binary:seg=16K"
     assert!(at("\"comm_size<=3\"") < at("\"comm_size<=15\""));
     assert!(at("\"avg_msg_size<=4095\"") < at("\"avg_msg_size<=1073741824\""));
 }
+
+/// Neither library has a host-aware alltoall: the export names their
+/// pairwise exchange, as for every alltoall algorithm they lack.
+#[test]
+fn two_level_alltoall_exports_as_pairwise_exchange() {
+    let imp: Implementation = "alltoall:two-level".parse().unwrap();
+    assert_eq!(ompi_algorithm(&imp), (2, "pairwise", 0, 0));
+    let leaf = &mpich_algorithm(&imp)["is_sendbuf_inplace=no"];
+    assert!(leaf.get("algorithm=MPIR_Alltoall_intra_pairwise").is_some());
+}
