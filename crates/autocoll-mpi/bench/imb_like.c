@@ -8,9 +8,9 @@
  *            [-iter N] [-time SECS]
  *
  * -ops LIST   comma list of bcast reduce allreduce allgather gather scatter
- *             barrier alltoall scan exscan reduce_scatter_block (any case,
- *             e.g. Bcast), or all (default), run in that order (IMB's, then
- *             the four after it)
+ *             barrier alltoall scan exscan reduce_scatter_block gatherv
+ *             scatterv allgatherv alltoallv (any case, e.g. Bcast), or all
+ *             (default), run in that order (IMB's, then the eight after it)
  * -min BYTES  smallest size (default 1), -max BYTES the largest (default
  *             4M): the powers of two between; a size may end in K or M
  * -sizes LIST comma list of sizes instead (0 allowed)
@@ -29,7 +29,9 @@
  * scans, what each rank sends in gather and allgather and receives in
  * scatter, the block each rank sends each other in alltoall, as
  * MPI_BYTE, and the block each rank gets in reduce_scatter_block (of a
- * vector of P blocks; IMB names the vector). Reductions (scans and
+ * vector of P blocks; IMB names the vector). The v-forms move the same
+ * bytes as their regular forms, every rank's count the same and the
+ * blocks packed, as IMB's do. Reductions (scans and
  * reduce_scatter_block too) are MPI_SUM over MPI_FLOAT, count = bytes / 4, as
  * IMB's: sizes that are not a multiple of 4 (1 and 2 of the default list)
  * are skipped for them, as IMB skips them. barrier has one point, 0 bytes.
@@ -70,11 +72,12 @@
 
 enum op {
     BCAST, REDUCE, ALLREDUCE, ALLGATHER, GATHER, SCATTER, BARRIER, ALLTOALL, SCAN, EXSCAN,
-    REDUCE_SCATTER, NOPS
+    REDUCE_SCATTER, GATHERV, SCATTERV, ALLGATHERV, ALLTOALLV, NOPS
 };
-static const char *const names[NOPS] = {"bcast",   "reduce",  "allreduce", "allgather",
-                                        "gather",  "scatter", "barrier",   "alltoall",
-                                        "scan",    "exscan",  "reduce_scatter_block"};
+static const char *const names[NOPS] = {"bcast",    "reduce",     "allreduce", "allgather",
+                                        "gather",   "scatter",    "barrier",   "alltoall",
+                                        "scan",     "exscan",     "reduce_scatter_block",
+                                        "gatherv",  "scatterv",   "allgatherv", "alltoallv"};
 
 #define OVERALL_VOL ((size_t)40 << 20) /* IMB's overall volume per size */
 #define N_BARR 2                       /* barriers before a timed loop, as IMB */
@@ -83,6 +86,8 @@ static const char *const names[NOPS] = {"bcast",   "reduce",  "allreduce", "allg
 #define MAXSIZES 64
 
 static int rank, nprocs;
+/* The v-forms' counts and displacements: every rank's block the same. */
+static int *vcounts, *vdispls;
 
 /* WHY: what was wrong (exit 2), or NULL for -h (exit 0, to stdout). */
 static void usage(const char *why)
@@ -94,7 +99,8 @@ static void usage(const char *why)
                 "usage: imb_like [-ops LIST] [-min BYTES] [-max BYTES] [-sizes LIST] [-iter N] "
                 "[-time SECS]\n"
                 "  -ops: bcast,reduce,allreduce,allgather,gather,scatter,barrier,alltoall,scan,\n"
-                "        exscan,reduce_scatter_block or all (default)\n"
+                "        exscan,reduce_scatter_block,gatherv,scatterv,allgatherv,alltoallv or all\n"
+                "        (default)\n"
                 "  -min/-max: powers of two from MIN to MAX (default 1 and 4M; K or M allowed)\n"
                 "  -sizes: a comma list of sizes instead\n"
                 "  -iter: repetitions at most (default 1000); -time: seconds per size at most "
@@ -130,8 +136,20 @@ static int is_reduction(enum op op)
 {
     return op == REDUCE || op == ALLREDUCE || op == SCAN || op == EXSCAN || op == REDUCE_SCATTER;
 }
+/* The regular form of a v-form (which fills and checks alike), or OP. */
+static enum op regular(enum op op)
+{
+    switch (op) {
+    case GATHERV: return GATHER;
+    case SCATTERV: return SCATTER;
+    case ALLGATHERV: return ALLGATHER;
+    case ALLTOALLV: return ALLTOALL;
+    default: return op;
+    }
+}
 static int is_blocks(enum op op)
 {
+    op = regular(op);
     return op == ALLGATHER || op == GATHER || op == SCATTER || op == ALLTOALL;
 }
 
@@ -172,6 +190,18 @@ static void call(enum op op, MPI_Comm comm, int root, void *s, void *r, int byte
     case REDUCE_SCATTER:
         MPI_Reduce_scatter_block(s, r, count, MPI_FLOAT, MPI_SUM, comm);
         break;
+    case GATHERV:
+        MPI_Gatherv(s, bytes, MPI_BYTE, r, vcounts, vdispls, MPI_BYTE, root, comm);
+        break;
+    case SCATTERV:
+        MPI_Scatterv(s, vcounts, vdispls, MPI_BYTE, r, bytes, MPI_BYTE, root, comm);
+        break;
+    case ALLGATHERV:
+        MPI_Allgatherv(s, bytes, MPI_BYTE, r, vcounts, vdispls, MPI_BYTE, comm);
+        break;
+    case ALLTOALLV:
+        MPI_Alltoallv(s, vcounts, vdispls, MPI_BYTE, r, vcounts, vdispls, MPI_BYTE, comm);
+        break;
     default:
         abort();
     }
@@ -182,7 +212,7 @@ static void prepare(enum op op, int root, unsigned char *s, unsigned char *r, si
                     int count)
 {
     size_t n = (size_t)nprocs;
-    switch (op) {
+    switch (regular(op)) {
     case BCAST:
         for (size_t i = 0; i < bytes; i++)
             s[i] = rank == root ? pattern(i, root, 1) : 0xee;
@@ -227,7 +257,7 @@ static int check(enum op op, int root, const unsigned char *s, const unsigned ch
                  size_t bytes, int count)
 {
     size_t n = (size_t)nprocs;
-    switch (op) {
+    switch (regular(op)) {
     case BCAST:
         for (size_t i = 0; i < bytes; i++)
             if (s[i] != pattern(i, root, 1)) {
@@ -263,7 +293,7 @@ static int check(enum op op, int root, const unsigned char *s, const unsigned ch
         break;
     case ALLGATHER:
     case GATHER:
-        if (op == GATHER && rank != root)
+        if (regular(op) == GATHER && rank != root)
             break;
         for (size_t k = 0; k < n; k++)
             for (size_t i = 0; i < bytes; i++)
@@ -281,9 +311,9 @@ static int check(enum op op, int root, const unsigned char *s, const unsigned ch
             for (size_t i = 0; i < bytes; i++)
                 if (r[k * bytes + i] != pattern(i, (int)k * nprocs + rank, 4)) {
                     fprintf(stderr,
-                            "imb_like: alltoall %zu B: wrong result at rank %d, byte %zu of "
+                            "imb_like: %s %zu B: wrong result at rank %d, byte %zu of "
                             "rank %zu's block: 0x%02x instead of 0x%02x\n",
-                            bytes, rank, i, k, r[k * bytes + i], pattern(i, (int)k * nprocs + rank, 4));
+                            names[op], bytes, rank, i, k, r[k * bytes + i], pattern(i, (int)k * nprocs + rank, 4));
                     return 1;
                 }
         break;
@@ -291,9 +321,9 @@ static int check(enum op op, int root, const unsigned char *s, const unsigned ch
         for (size_t i = 0; i < bytes; i++)
             if (r[i] != pattern(i, rank, 3)) {
                 fprintf(stderr,
-                        "imb_like: scatter %zu B (root %d): wrong result at rank %d, byte %zu: "
+                        "imb_like: %s %zu B (root %d): wrong result at rank %d, byte %zu: "
                         "0x%02x instead of 0x%02x\n",
-                        bytes, root, rank, i, r[i], pattern(i, rank, 3));
+                        names[op], bytes, root, rank, i, r[i], pattern(i, rank, 3));
                 return 1;
             }
         break;
@@ -310,6 +340,10 @@ static int point(enum op op, MPI_Comm comm, unsigned char *s, unsigned char *r, 
 {
     int count = is_reduction(op) ? (int)(bytes / 4) : 0;
     int ib = (int)bytes;
+    for (int k = 0; k < nprocs; k++) {
+        vcounts[k] = ib;
+        vdispls[k] = k * ib;
+    }
 
     /* IMB's volume cap. */
     long reps = iter;
@@ -410,6 +444,8 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    vcounts = xmalloc(sizeof(int) * (size_t)nprocs);
+    vdispls = xmalloc(sizeof(int) * (size_t)nprocs);
 
     int want[NOPS] = {0}, any_op = 0;
     size_t min = 1, max = (size_t)4 << 20;
