@@ -17,6 +17,7 @@ use mpi::ffi::{self, MPI_Comm, MPI_Datatype, MPI_Op};
 use crate::args::{Args, Layout, Plan};
 use crate::boundary::{self, Outcome};
 use crate::buffers::Buffers;
+use crate::config::Select;
 use crate::stats::Reason;
 use crate::sys::{self, OpKind};
 
@@ -119,6 +120,10 @@ fn native_varied(a: &Args) -> c_int {
 }
 
 fn run(a: &Args) -> Outcome {
+    let lottery = matches!(crate::boundary::config().select, Select::Lottery(_));
+    if lottery && a.op.varies() && a.op != Collective::Allgatherv {
+        return Outcome::Pass(Reason::SizesUnshared);
+    }
     let known = crate::state::known(a.comm);
     let layout = match plan(a, known.as_ref().map(|k| (k.rank, k.size))) {
         Ok(Plan::Nothing) => return Outcome::Done(sys::SUCCESS),

@@ -28,6 +28,11 @@ pub enum Reason {
     TooLarge,
     /// MPI is finalised, or a communicator could not be set up.
     Unavailable,
+    /// A gatherv, scatterv or alltoallv under the lottery: its ranks do
+    /// not share their sizes, so they agree on no size class to learn by
+    /// (one pool for every size let small calls explore on large calls'
+    /// budget).
+    SizesUnshared,
     /// A scan or exscan shorter than [`SHORT_SCAN`]: MPI's own pipeline
     /// lets ranks run ahead across back-to-back calls, which the
     /// lottery's agreement messages would hold back.
@@ -52,6 +57,7 @@ impl Reason {
             Reason::TooLarge => "too-large",
             Reason::Unavailable => "unavailable",
             Reason::ShortScan => "short-scan",
+            Reason::SizesUnshared => "sizes-unshared",
         }
     }
 }
