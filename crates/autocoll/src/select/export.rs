@@ -329,8 +329,8 @@ fn mpich_pick(name: &str) -> Value {
 fn mpich_alltoall(op: &str, alg: &Algorithm) -> Value {
     let name = match (op, alg) {
         ("Alltoall", Algorithm::Bruck) => "brucks",
-        ("Alltoall", Algorithm::Pairwise) => "pairwise",
-        _ => "scattered",
+        (_, Algorithm::Linear(_)) | ("Alltoallv", _) => "scattered",
+        _ => "pairwise",
     };
     json!({
         "is_sendbuf_inplace=yes": mpich_pick(&format!("{op}_intra_pairwise_sendrecv_replace")),
