@@ -71,7 +71,10 @@ fn named(op: Collective, name: &str) -> &'static str {
         "recursive-halving" => {
             "round j: keep the half of the blocks with this rank's, combine the partner's copy (log2 P rounds)"
         }
-        "ring" => "reduce-scatter + allgather around a ring (allgather: P-1 shifts)",
+        "ring" if op.regular() == Collective::Allgather => {
+            "P-1 shifts around a ring; with seg, each segment passed on as it arrives"
+        }
+        "ring" => "reduce-scatter then allgather around a ring",
         "recursive-doubling" => "log2 P pairwise exchanges of everything held",
         "rabenseifner" => "reduce-scatter by recursive halving, allgather by recursive doubling",
         "dissemination" => "round j: signal rank+2^j, wait for rank-2^j",
@@ -140,6 +143,7 @@ fn list_named(op: Collective) {
         let params = match alg {
             autocoll::Algorithm::Linear(_) if op.scans() => "[:seg=<bytes>]",
             autocoll::Algorithm::Linear(_) => "[:k=<window>]",
+            autocoll::Algorithm::Ring if op.regular() == Collective::Allgather => "[:seg=<bytes>]",
             _ => "",
         };
         let id = format!("{op}:{}{params}", alg.name());

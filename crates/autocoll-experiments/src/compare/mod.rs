@@ -40,7 +40,9 @@ pub fn candidates(op: Collective) -> &'static str {
         }
         Collective::Gatherv => "gatherv:flat,gatherv:binomial",
         Collective::Scatterv => "scatterv:flat,scatterv:binomial",
-        Collective::Allgatherv => "allgatherv:ring,allgatherv:recursive-doubling",
+        Collective::Allgatherv => {
+            "allgatherv:ring,allgatherv:ring:seg=8K,allgatherv:ring:seg=16K,allgatherv:recursive-doubling"
+        }
         Collective::Alltoallv => "alltoallv:pairwise,alltoallv:linear",
     }
 }

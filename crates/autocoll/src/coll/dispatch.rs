@@ -183,7 +183,8 @@ fn over_blocks(ctx: &mut Ctx<'_>, call: Call<'_>) -> Result<()> {
     let (send, recv) = (call.send, call.recv);
     match (op.regular(), &ctx.imp.algorithm) {
         (Collective::Allgather, Algorithm::Ring) => {
-            super::allgather::ring(ctx, send, recv, &into()?)
+            let seg = super::segment_bytes(ctx.imp, 1);
+            super::allgather::ring(ctx, send, recv, &into()?, seg)
         }
         (Collective::Allgather, Algorithm::RecursiveDoubling) => {
             super::allgather::recursive_doubling(ctx, send, recv, &into()?)

@@ -74,6 +74,14 @@ pub fn default_for(op: Collective, _ranks: usize, bytes: usize) -> Implementatio
         Collective::Scatter | Collective::Gather => tree(Shape::Binomial, None),
         Collective::Allreduce if large => named(Algorithm::Rabenseifner),
         Collective::Allreduce => named(Algorithm::RecursiveDoubling),
+        // Uneven blocks make every step of a whole-block ring as long as
+        // the largest in flight; in 16 KiB segments they flow on as they
+        // come (docs/comparison.md#against-mpich).
+        Collective::Allgatherv if bytes >= 16 * 1024 => Implementation {
+            op,
+            algorithm: Algorithm::Ring,
+            seg: Some(16 * 1024),
+        },
         Collective::Allgather | Collective::Allgatherv if large => named(Algorithm::Ring),
         Collective::Allgather | Collective::Allgatherv => named(Algorithm::RecursiveDoubling),
         Collective::Barrier => named(Algorithm::Dissemination),

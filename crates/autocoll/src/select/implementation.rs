@@ -47,7 +47,8 @@ pub enum Algorithm {
     /// The generic pipeline of the collective's data-flow pattern over a tree.
     Tree(Shape),
     /// Ring: reduce-scatter then allgather (allreduce), or P−1 shifts
-    /// (allgather, and reduce-scatter's partial results).
+    /// (allgather, and reduce-scatter's partial results). An allgather's
+    /// ring takes a segment size: its blocks then flow on in segments.
     Ring,
     /// Recursive doubling: log P pairwise exchanges of everything held.
     RecursiveDoubling,
@@ -201,6 +202,7 @@ impl Implementation {
                 return Err(fail(format!("{}'s `linear` takes no k", self.op)));
             }
             Algorithm::Linear(_) if self.op.scans() => {}
+            Algorithm::Ring if self.op.regular() == Collective::Allgather => {}
             other => {
                 let plain = match other {
                     Algorithm::Linear(_) => &Algorithm::Linear(None),
@@ -231,8 +233,8 @@ impl Implementation {
     /// Every implementation of `op` that `all` stands for: every tree shape
     /// (kary with k=3, knomial with k=4, hier binomial at every level;
     /// `user` needs a parent list and is left out) unsegmented and at each
-    /// of `segs`, then the named algorithms (a scan's `linear` at each of
-    /// `segs` too).
+    /// of `segs`, then the named algorithms (a scan's `linear` and an
+    /// allgather's `ring` at each of `segs` too).
     pub fn all(op: Collective, segs: &[usize]) -> Vec<Implementation> {
         let shapes = [
             Shape::Flat,
@@ -274,10 +276,15 @@ impl Implementation {
                 seg: None,
             });
         }
-        if op.scans() {
+        let segmented = match op.regular() {
+            _ if op.scans() => Some(Algorithm::Linear(None)),
+            Collective::Allgather => Some(Algorithm::Ring),
+            _ => None,
+        };
+        if let Some(algorithm) = segmented {
             out.extend(segs.iter().map(|&s| Implementation {
                 op,
-                algorithm: Algorithm::Linear(None),
+                algorithm: algorithm.clone(),
                 seg: Some(s),
             }));
         }

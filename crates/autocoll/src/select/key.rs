@@ -39,8 +39,9 @@ impl Key {
 /// `hosts`, `hier` (binomial at every level; on one host it is binomial),
 /// unsegmented and, where the message is longer, at 8 KiB, 16 KiB and
 /// 64 KiB segments, plus the collective's named algorithms (all there is
-/// for a collective that runs over no tree; a scan's `linear` at the same
-/// segments too).
+/// for a collective that runs over no tree; a scan's `linear` and
+/// allgatherv's `ring` at the same segments too: a segmented ring keeps
+/// uneven blocks from making every step as long as the largest).
 pub fn default_candidates(
     op: Collective,
     _ranks: usize,
@@ -77,10 +78,15 @@ pub fn default_candidates(
             .iter()
             .map(|a| Implementation::new(op, a.clone(), None).expect("named")),
     );
-    if op.scans() {
+    let segmented = match op {
+        _ if op.scans() => Some(Algorithm::Linear(None)),
+        Collective::Allgatherv => Some(Algorithm::Ring),
+        _ => None,
+    };
+    if let Some(algorithm) = segmented {
         out.extend(segs.iter().flatten().map(|&seg| Implementation {
             op,
-            algorithm: Algorithm::Linear(None),
+            algorithm: algorithm.clone(),
             seg: Some(seg),
         }));
     }

@@ -48,9 +48,8 @@ pub(super) fn plan(
                 tree_rank(&mut plan, &tree, op, rank, bytes, seg)?;
             }
         }
-        (Algorithm::Ring, Collective::Allgather | Collective::ReduceScatter) => {
-            ring_steps(&mut plan, bytes)
-        }
+        (Algorithm::Ring, Collective::Allgather) => ring_segments(&mut plan, bytes, seg),
+        (Algorithm::Ring, Collective::ReduceScatter) => ring_steps(&mut plan, bytes),
         (Algorithm::Ring, Collective::Allreduce) => ring_allreduce(&mut plan, bytes),
         (Algorithm::RecursiveDoubling, Collective::Allgather) => {
             doubling_allgather(&mut plan, bytes)
@@ -268,6 +267,34 @@ fn ring_steps(plan: &mut Plan, b: usize) {
         for _ in 1..p {
             plan.send(rank, (rank + 1) % p, b);
             plan.recv(rank, (rank + p - 1) % p);
+        }
+    }
+}
+
+/// As `coll::allgather::ring` sends them: its own block's segments first,
+/// then each segment passed on as it arrives (whole blocks when `seg` is
+/// unbounded: one block a step).
+fn ring_segments(plan: &mut Plan, b: usize, seg: usize) {
+    let p = plan.ops.len();
+    if p < 2 {
+        return;
+    }
+    let seg = seg.max(1);
+    let pieces: Vec<usize> = (0..b.div_ceil(seg))
+        .map(|i| (b - i * seg).min(seg))
+        .collect();
+    for rank in 0..p {
+        let (right, left) = ((rank + 1) % p, (rank + p - 1) % p);
+        for &len in &pieces {
+            plan.send(rank, right, len);
+        }
+        for s in 0..p - 1 {
+            for &len in &pieces {
+                plan.recv(rank, left);
+                if s + 2 < p {
+                    plan.send(rank, right, len);
+                }
+            }
         }
     }
 }
