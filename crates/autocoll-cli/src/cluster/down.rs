@@ -32,7 +32,8 @@ pub fn down(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
     for sw in &spec.switches {
         attempt(ip.link_del(&spec.bridge(&sw.name)));
     }
-    for file in ["hostfile", "hostfile.autocoll", "agent", "mpirun"] {
+    let ours = ["hostfile", "hostfile.autocoll", "agent", "mpirun"];
+    for file in ours.into_iter().chain(super::mpich::FILES) {
         attempt(remove_if_present(&dir.join(file)));
     }
     // The hosts' TMPDIRs (the agent's): what runs left there.

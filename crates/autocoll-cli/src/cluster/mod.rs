@@ -8,8 +8,10 @@
 //! already exists.
 
 mod down;
+mod mpich;
 pub(crate) mod net;
 mod owners;
+mod script;
 pub mod spec;
 
 use std::path::{Path, PathBuf};
@@ -21,6 +23,7 @@ use crate::failure::Failure;
 use crate::out::say;
 pub use down::down;
 use net::Ip;
+use script::{quoted, write_script};
 use spec::{Host, Spec, Switch};
 
 /// Arguments of `autocoll cluster`.
@@ -224,14 +227,8 @@ fn write_files(spec: &Spec, dir: &Path) -> anyhow::Result<()> {
     autocoll::files::write_atomic(&dir.join("hostfile"), lines(false).as_bytes())?;
     autocoll::files::write_atomic(&dir.join("hostfile.autocoll"), lines(true).as_bytes())?;
     write_script(&dir.join("agent"), &agent_script(spec, dir))?;
-    write_script(&dir.join("mpirun"), &mpirun_script(spec, dir))
-}
-
-fn write_script(path: &Path, text: &str) -> anyhow::Result<()> {
-    autocoll::files::write_atomic(path, text.as_bytes())?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-        .with_context(|| format!("making {} executable", path.display()))
+    write_script(&dir.join("mpirun"), &mpirun_script(spec, dir))?;
+    mpich::write_files(spec, dir)
 }
 
 /// `DIR/mpirun`: Open MPI's mpirun with what every run across the emulated
@@ -259,11 +256,6 @@ exec mpirun --allow-run-as-root --hostfile {hostfile} \
         hostfile = quoted(dir.join("hostfile")),
         agent = quoted(dir.join("agent")),
     )
-}
-
-/// `path` quoted for sh.
-fn quoted(path: PathBuf) -> String {
-    format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
 }
 
 /// A launch agent called like ssh: `agent [-options] HOST COMMAND...`.
@@ -338,6 +330,10 @@ fn print_usage(spec: &Spec, dir: &Path) {
     );
     say!("{} -n {slots} PROGRAM", dir.join("mpirun").display());
     say!(
+        "{} -n {slots} PROGRAM   (MPICH)",
+        dir.join("mpiexec").display()
+    );
+    say!(
         "autocoll launch -n {slots} --hostfile {} --agent {} -- PROGRAM",
         dir.join("hostfile.autocoll").display(),
         agent.display()
@@ -376,6 +372,18 @@ mod tests {
         panic!("{cmd:?} stayed busy for a second")
     }
 
+    /// The lines a stand-in program printed, one argument each.
+    fn printed(out: std::process::Output) -> Vec<String> {
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.lines().map(str::to_string).collect()
+    }
+
+    /// The argument after `flag`.
+    fn after(args: &[String], flag: &str) -> String {
+        let i = args.iter().position(|a| a == flag).unwrap();
+        args[i + 1].clone()
+    }
+
     /// The wrapper hands mpirun the cluster's files as single words even
     /// when the directory's name has spaces and quotes, and passes the
     /// user's arguments on after its own.
@@ -409,15 +417,8 @@ mod tests {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let args: Vec<String> = String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(str::to_string)
-            .collect();
-        let after = |flag: &str| {
-            let i = args.iter().position(|a| a == flag).unwrap();
-            args[i + 1].clone()
-        };
+        let args = printed(out);
+        let after = |flag: &str| after(&args, flag);
         assert_eq!(
             after("--hostfile"),
             dir.join("hostfile").display().to_string()
@@ -429,6 +430,60 @@ mod tests {
         assert_eq!(after("btl_tcp_if_include"), "10.9.8.0/24");
         assert_eq!(after("rtc"), "^hwloc");
         assert_eq!(args[args.len() - 3..], ["-n", "2", "prog with space"]);
+    }
+
+    /// MPICH's wrapper starts Hydra's proxies through the agent, has them
+    /// call back to this namespace's address, keeps UCX on the cluster's
+    /// links, and preloads the yield shim it built (a C compiler is on
+    /// every machine that builds this project).
+    #[test]
+    fn the_mpiexec_wrapper_runs_hydra_through_the_agent_with_the_yield_shim() {
+        let spec: Spec = toml::from_str(
+            r#"
+            name = "w"
+            subnet = "10.9.6.0/24"
+            switch = [ { name = "s" } ]
+            host = [ { name = "a", switch = "s", rate = "100mbit", slots = 2 } ]
+            "#,
+        )
+        .unwrap();
+        let root = std::env::temp_dir().join(format!("autocoll-mpiexec-{}", std::process::id()));
+        let dir = root.join("it's a dir");
+        let bin = root.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        // A stand-in mpiexec.mpich: its arguments, then LD_PRELOAD.
+        write_script(
+            &bin.join("mpiexec.mpich"),
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" \"$LD_PRELOAD\"\n",
+        )
+        .unwrap();
+        write_files(&spec, &dir).unwrap();
+        let out = output(
+            std::process::Command::new(dir.join("mpiexec"))
+                .args(["-n", "2", "prog"])
+                .env("PATH", path_with(&bin))
+                .env_remove("LD_PRELOAD"),
+        );
+        let hosts = std::fs::read_to_string(dir.join("hostfile.mpich")).unwrap();
+        let shim = dir.join("libucx-yield.so");
+        let built = shim.is_file();
+        std::fs::remove_dir_all(&root).unwrap();
+        assert!(built, "the yield shim was not built");
+        assert_eq!(hosts, "a:2\n");
+        let args = printed(out);
+        let after = |flag: &str| after(&args, flag);
+        assert_eq!(
+            after("-launcher-exec"),
+            dir.join("agent").display().to_string()
+        );
+        assert_eq!(
+            after("-f"),
+            dir.join("hostfile.mpich").display().to_string()
+        );
+        assert_eq!(after("-localhost"), "10.9.6.254");
+        assert_eq!(after("UCX_TLS"), "tcp,self");
+        assert_eq!(args[args.len() - 4..args.len() - 1], ["-n", "2", "prog"]);
+        assert_eq!(args[args.len() - 1], shim.display().to_string());
     }
 
     /// The agent tells the command it runs its host and its switch's path

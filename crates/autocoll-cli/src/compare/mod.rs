@@ -2,7 +2,8 @@
 //! emulated cluster, in one command.
 //!
 //! It brings the cluster up, runs `autocoll bench --transport mpi
-//! --baseline` under Open MPI's mpirun across the cluster's namespaces for
+//! --baseline` under the MPI library this program links (Open MPI's
+//! mpirun, or MPICH's mpiexec) across the cluster's namespaces for
 //! each collective (the library's default and autocoll's candidates, timed
 //! with `truth`, interleaved per size), runs the same candidates over the
 //! tcp transport through `autocoll launch --hostfile`, brings the cluster
@@ -25,6 +26,7 @@ use autocoll_tune::Row;
 
 use crate::cluster::{self, spec::Spec};
 use crate::failure::Failure;
+use crate::mpirun::Mpi;
 use crate::{args, plot};
 
 /// Arguments of `autocoll compare`.
@@ -33,6 +35,8 @@ use crate::{args, plot};
 Examples:
   # bcast and allreduce against Open MPI's on the 8-host star (as root, built with --features mpi)
   autocoll compare clusters/star8-100m.toml --op bcast,allreduce --bytes 1K..1M
+  # the same against MPICH's (this program built against MPICH: scripts/compare-mpi --mpi mpich)
+  scripts/compare-mpi --mpi mpich --op alltoall --bytes 1K..1M
   # the report of the last run in target/compare again, without running anything
   autocoll compare --report-only")]
 pub struct Args {
@@ -107,18 +111,24 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         .method
         .parse()
         .map_err(|e| Failure::Usage(format!("--method: {e}")))?;
-    let setup = setup(&a.spec, &spec, method);
     let out =
         std::path::absolute(&a.out).with_context(|| format!("resolving {}", a.out.display()))?;
     let raw = out.join("raw");
+    let mpi = match a.report_only {
+        true => recorded_library(&raw),
+        false => linked_library(),
+    };
+    let setup = setup(&a.spec, &spec, method, mpi);
     if !a.report_only {
-        preflight()?;
+        let mpi = preflight(mpi)?;
         // Results of an earlier run must not mix into this run's report.
         if raw.exists() {
             std::fs::remove_dir_all(&raw)
                 .with_context(|| format!("removing the earlier results in {}", raw.display()))?;
         }
         std::fs::create_dir_all(&raw).with_context(|| format!("creating {}", raw.display()))?;
+        autocoll::files::write_atomic(&raw.join(LIBRARY_FILE), mpi.flag().as_bytes())
+            .context("recording which MPI the run is against")?;
         let plan = Plan {
             ops: &ops,
             sizes: &sizes,
@@ -128,7 +138,7 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
         };
         let stop = Arc::new(AtomicBool::new(false));
         install_ctrl_c(stop.clone());
-        let outcome = run_on_cluster(&a, &spec, &out, &raw, &plan, &stop);
+        let outcome = run_on_cluster(&a, &spec, mpi, &out, &raw, &plan, &stop);
         if stop.load(Ordering::Relaxed) {
             eprintln!("autocoll compare: interrupted; reporting what finished");
         }
@@ -143,8 +153,44 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The file in `raw/` that names the MPI library of the run.
+const LIBRARY_FILE: &str = "library";
+
+/// The MPI library this program runs its mpi transport on: the one whose
+/// shared object is mapped into this process (its own file's bytes would
+/// not do: it names both libraries in its messages).
+fn linked_library() -> Option<Mpi> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    mapped_library(&maps)
+}
+
+/// The MPI library among the files of a `/proc/PID/maps` text.
+fn mapped_library(maps: &str) -> Option<Mpi> {
+    let names = maps
+        .lines()
+        .filter_map(|line| line.rsplit('/').next().filter(|_| line.contains('/')));
+    for name in names {
+        if name.starts_with("libmpich") {
+            return Some(Mpi::Mpich);
+        }
+        if name.starts_with("libmpi.so") {
+            return Some(Mpi::Openmpi);
+        }
+    }
+    None
+}
+
+/// The MPI library an earlier run in `raw` was against (Open MPI for runs
+/// that did not record it: they could only be).
+fn recorded_library(raw: &Path) -> Option<Mpi> {
+    match std::fs::read_to_string(raw.join(LIBRARY_FILE)) {
+        Ok(name) if name.trim() == Mpi::Mpich.flag() => Some(Mpi::Mpich),
+        _ => Some(Mpi::Openmpi),
+    }
+}
+
 /// What the report says about the run, from the spec.
-fn setup(path: &Path, spec: &Spec, method: autocoll::measure::Method) -> Setup {
+fn setup(path: &Path, spec: &Spec, method: autocoll::measure::Method, mpi: Option<Mpi>) -> Setup {
     let slowest = spec.hosts.iter().map(|h| h.rate.0).min().unwrap_or(1);
     Setup {
         cluster: spec.name.clone(),
@@ -152,30 +198,37 @@ fn setup(path: &Path, spec: &Spec, method: autocoll::measure::Method) -> Setup {
         ranks: spec.hosts.iter().map(|h| h.slots as usize).sum(),
         rate_bytes_per_s: slowest as f64 / 8.0,
         method,
+        library: mpi.unwrap_or(Mpi::Openmpi).name().into(),
     }
 }
 
 /// Refuses to start what cannot finish: the cluster needs root, the mpi
-/// column this program built with MPI and an mpirun.
-fn preflight() -> Result<(), Failure> {
+/// column this program built with MPI and that MPI's launcher.
+fn preflight(mpi: Option<Mpi>) -> Result<Mpi, Failure> {
     if !rustix::process::geteuid().is_root() {
         return Err(Failure::Usage(
             "compare brings up an emulated cluster (namespaces, bridges, qdiscs): run it as root"
                 .into(),
         ));
     }
-    if !cfg!(feature = "mpi") {
+    let Some(mpi) = mpi.filter(|_| cfg!(feature = "mpi")) else {
         return Err(Failure::Usage(
-            "compare runs the benchmark under mpirun: rebuild with `cargo build --release --features mpi`".into(),
+            "compare runs the benchmark under MPI: rebuild with `cargo build --release --features mpi` (Open MPI) or run `scripts/compare-mpi --mpi mpich`".into(),
         ));
+    };
+    let launcher = Command::new(mpi.launcher()).arg("--version").output();
+    if !launcher.is_ok_and(|o| o.status.success()) {
+        return Err(Failure::Usage(format!(
+            "compare needs {}'s {} on PATH (Debian: {})",
+            mpi.name(),
+            mpi.launcher(),
+            match mpi {
+                Mpi::Openmpi => "openmpi-bin",
+                Mpi::Mpich => "mpich",
+            }
+        )));
     }
-    let mpirun = Command::new("mpirun").arg("--version").output();
-    if !mpirun.is_ok_and(|o| o.status.success()) {
-        return Err(Failure::Usage(
-            "compare needs Open MPI's mpirun on PATH (Debian: openmpi-bin)".into(),
-        ));
-    }
-    Ok(())
+    Ok(mpi)
 }
 
 /// The cluster, brought down when dropped: after the runs, a failure or
@@ -199,6 +252,7 @@ impl Drop for Up<'_> {
 fn run_on_cluster(
     a: &Args,
     spec: &Spec,
+    mpi: Mpi,
     out: &Path,
     raw: &Path,
     plan: &Plan,
@@ -219,7 +273,7 @@ fn run_on_cluster(
                 return Err(anyhow!("interrupted"));
             }
             let json = raw.join(format!("{}-{op}-{group}.json", t.name()));
-            let mut cmd = bench_command(&cluster.dir, t, plan.ranks);
+            let mut cmd = bench_command(&cluster.dir, mpi, t, plan.ranks);
             cmd.args(bench_args(op, &sizes, &effort, a))
                 .arg("--json")
                 .arg(&json);
@@ -238,13 +292,18 @@ fn run_on_cluster(
     Ok(())
 }
 
-/// The command that starts the ranks of one bench: mpirun across the
-/// namespaces, or this program's tcp launcher with the cluster's agent.
-fn bench_command(dir: &Path, t: Transport, ranks: usize) -> Command {
+/// The command that starts the ranks of one bench: the MPI's launcher
+/// across the namespaces (the cluster's wrapper of it), or this program's
+/// tcp launcher with the cluster's agent.
+fn bench_command(dir: &Path, mpi: Mpi, t: Transport, ranks: usize) -> Command {
     let me = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("autocoll"));
     match t {
         Transport::Mpi => {
-            let mut cmd = Command::new(dir.join("mpirun"));
+            let wrapper = match mpi {
+                Mpi::Openmpi => "mpirun",
+                Mpi::Mpich => "mpiexec",
+            };
+            let mut cmd = Command::new(dir.join(wrapper));
             cmd.args(["-n", &ranks.to_string()]).arg(me).args([
                 "bench",
                 "--transport",
@@ -345,7 +404,7 @@ fn write_report(
         write(&out.join(format!("{op}.svg")), svg.as_bytes())?;
         lines.extend(found);
     }
-    let command = rerun_command(a);
+    let command = rerun_command(a, setup);
     let md = report::markdown(setup, &lines, &command);
     write(&out.join("report.md"), md.as_bytes())?;
     let json = serde_json::to_vec_pretty(&report::json(setup, &lines)).expect("JSON of plain data");
@@ -364,12 +423,16 @@ fn write(path: &Path, data: &[u8]) -> Result<(), Failure> {
         .map_err(Failure::Run)
 }
 
-fn rerun_command(a: &Args) -> String {
+fn rerun_command(a: &Args, setup: &Setup) -> String {
+    let mut command = String::from("scripts/compare-mpi");
     let spec = a.spec.display().to_string();
-    match spec.as_str() {
-        "clusters/star8-100m.toml" => "scripts/compare-mpi".into(),
-        _ => format!("scripts/compare-mpi {spec}"),
+    if spec != "clusters/star8-100m.toml" {
+        command = format!("{command} {spec}");
     }
+    if setup.library == Mpi::Mpich.name() {
+        command.push_str(" --mpi mpich");
+    }
+    command
 }
 
 fn install_ctrl_c(stop: Arc<AtomicBool>) {
@@ -378,5 +441,23 @@ fn install_ctrl_c(stop: Arc<AtomicBool>) {
     let result = ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed));
     if let Err(e) = result {
         eprintln!("autocoll compare: Ctrl-C will not stop the run cleanly: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mpi_library_is_the_one_mapped_into_the_process() {
+        let line = |path: &str| format!("7f00-7f10 r-xp 00000000 fe:01 42 {path}\n");
+        let ompi = line("/usr/lib/x86_64-linux-gnu/libmpi.so.40.30.4")
+            + &line("/usr/lib/x86_64-linux-gnu/libc.so.6");
+        assert_eq!(mapped_library(&ompi), Some(Mpi::Openmpi));
+        let mpich = line("/usr/lib/x86_64-linux-gnu/libmpich.so.12.2.0");
+        assert_eq!(mapped_library(&mpich), Some(Mpi::Mpich));
+        let neither =
+            line("/work/target/release/autocoll-libmpich-notes") + "7f00-7f10 rw-p 0 0 0 [heap]\n";
+        assert_eq!(mapped_library(&neither), None);
     }
 }

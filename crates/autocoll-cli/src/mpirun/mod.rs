@@ -71,8 +71,8 @@ Runs `MPIRUN -x LD_PRELOAD=<lib> -x AUTOCOLL_...=<value> MPIRUN-ARGS...`
 LD_PRELOAD <lib> -genv AUTOCOLL_... <value> MPIEXEC-ARGS...` under MPICH:
 the program's MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Scatter,
 MPI_Gather, MPI_Allgather, MPI_Alltoall, MPI_Scan, MPI_Exscan,
-MPI_Reduce_scatter_block, MPI_Reduce_scatter and MPI_Barrier run
-autocoll's collectives. The MPI is the one the program links (the first
+MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Gatherv, MPI_Scatterv,
+MPI_Allgatherv, MPI_Alltoallv and MPI_Barrier run autocoll's collectives. The MPI is the one the program links (the first
 ELF file among MPIRUN-ARGS), else --mpi's, else the launcher's; the
 launcher is --mpirun, else mpirun (Open MPI) or mpiexec.mpich (MPICH).
 Exits with the launcher's status.

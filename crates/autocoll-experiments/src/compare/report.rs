@@ -13,12 +13,12 @@ use serde_json::{json, Value};
 
 use autocoll_tune::Row;
 
-/// Autocoll's best may be this much slower than Open MPI's default and
+/// Autocoll's best may be this much slower than the library's default and
 /// still count as no slower (noise).
 pub const NO_SLOWER: f64 = 1.05;
-/// Where Open MPI's default is poor, autocoll's best should be this fast.
+/// Where the library's default is poor, autocoll's best should be this fast.
 pub const CLEARLY_FASTER: f64 = 0.9;
-/// Open MPI's default is *poor* when it takes this many link bounds …
+/// The library's default is *poor* when it takes this many link bounds …
 pub const POOR: f64 = 1.5;
 /// … at a size where the link, not latency, should set the time.
 pub const POOR_FROM: usize = 64 * 1024;
@@ -39,6 +39,9 @@ pub struct Setup {
     pub rate_bytes_per_s: f64,
     /// How every point was measured.
     pub method: Method,
+    /// The MPI library whose own collectives are the baseline, as users
+    /// read its name ("Open MPI", "MPICH").
+    pub library: String,
 }
 
 /// One line of the report: a collective at a size.
@@ -66,8 +69,8 @@ pub struct Line {
     /// Its median, s.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp_best_s: Option<f64>,
-    /// tcp_best_s / mpi_s: what our own transport costs against Open MPI's
-    /// TCP.
+    /// tcp_best_s / mpi_s: what our own transport costs against the
+    /// library's TCP.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp_ratio: Option<f64>,
 }
@@ -160,19 +163,20 @@ fn line(setup: &Setup, mpi: &[Row], tcp: &[Row], op: &str, bytes: usize) -> Opti
 }
 
 /// The targets a line misses, each as a sentence.
-pub fn misses(l: &Line) -> Vec<String> {
+pub fn misses(setup: &Setup, l: &Line) -> Vec<String> {
     let mut out = Vec::new();
+    let library = &setup.library;
     let at = format!("{} {}", l.op, format_bytes(l.bytes));
     if l.ratio > NO_SLOWER {
         out.push(format!(
-            "{at}: autocoll's best ({}) is {:.2}× Open MPI's default (target ≤ {NO_SLOWER})",
+            "{at}: autocoll's best ({}) is {:.2}× {library}'s default (target ≤ {NO_SLOWER})",
             l.best_impl, l.ratio
         ));
     }
     let poor = l.bytes >= POOR_FROM && l.mpi_s > POOR * l.bound_s;
     if poor && l.ratio <= NO_SLOWER && l.ratio > CLEARLY_FASTER {
         out.push(format!(
-            "{at}: Open MPI's default is poor ({:.2}× the link bound) but autocoll's best is only {:.2}× it (target ≤ {CLEARLY_FASTER})",
+            "{at}: {library}'s default is poor ({:.2}× the link bound) but autocoll's best is only {:.2}× it (target ≤ {CLEARLY_FASTER})",
             l.mpi_s / l.bound_s,
             l.ratio
         ));
@@ -200,7 +204,7 @@ fn bound_target(l: &Line) -> Option<f64> {
 
 /// The report as JSON (`autocoll.compare/1`).
 pub fn json(setup: &Setup, lines: &[Line]) -> Value {
-    let misses: Vec<String> = lines.iter().flat_map(misses).collect();
+    let misses: Vec<String> = lines.iter().flat_map(|l| misses(setup, l)).collect();
     json!({
         "schema": "autocoll.compare/1",
         "cluster": setup.cluster,
@@ -208,6 +212,7 @@ pub fn json(setup: &Setup, lines: &[Line]) -> Value {
         "ranks": setup.ranks,
         "rate_bytes_per_s": setup.rate_bytes_per_s,
         "method": setup.method,
+        "library": setup.library,
         "rows": lines,
         "misses": misses,
     })
@@ -219,19 +224,20 @@ pub fn markdown(setup: &Setup, lines: &[Line], command: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# autocoll against Open MPI on `{}` ({} ranks, links of {:.0} Mbit/s)\n",
+        "# autocoll against {} on `{}` ({} ranks, links of {:.0} Mbit/s)\n",
+        setup.library,
         setup.cluster,
         setup.ranks,
         setup.rate_bytes_per_s * 8.0 / 1e6
     );
     let _ = writeln!(
         out,
-        "Medians of the `{}` method. *Open MPI* is the library's own \
+        "Medians of the `{}` method. *{}* is the library's own \
          collective with its default algorithm; *autocoll* the fastest of the candidates over \
-         the mpi transport (same mpirun, same run, interleaved per size); *tcp* the fastest over \
+         the mpi transport (same launcher, same run, interleaved per size); *tcp* the fastest over \
          autocoll's own tcp transport; *bound* the link bound at the spec's rate.\n\n\
          Rerun: `{command}`\n",
-        setup.method
+        setup.method, setup.library
     );
     let mut ops: Vec<&str> = Vec::new();
     for l in lines {
@@ -241,10 +247,10 @@ pub fn markdown(setup: &Setup, lines: &[Line], command: &str) -> String {
     }
     for op in ops {
         let _ = writeln!(out, "## {op}\n\n![{op}]({op}.svg)\n");
-        out.push_str(&table(lines.iter().filter(|l| l.op == op)));
+        out.push_str(&table(&setup.library, lines.iter().filter(|l| l.op == op)));
         out.push('\n');
     }
-    let missed: Vec<String> = lines.iter().flat_map(misses).collect();
+    let missed: Vec<String> = lines.iter().flat_map(|l| misses(setup, l)).collect();
     let _ = writeln!(out, "## Targets\n");
     if missed.is_empty() {
         let _ = writeln!(out, "Every target is met.");
@@ -276,10 +282,10 @@ pub fn plot_rows(op: Collective, mpi: &[Row], lines: &[Line]) -> Vec<Row> {
 }
 
 /// The table of one collective's lines.
-pub fn table<'a>(lines: impl Iterator<Item = &'a Line>) -> String {
+pub fn table<'a>(library: &str, lines: impl Iterator<Item = &'a Line>) -> String {
     let ms = |s: f64| format!("{:.3}", s * 1e3);
-    let mut out = String::from(
-        "| bytes | Open MPI ms | autocoll best (mpi) | ms | ÷ Open MPI | bound ms | ÷ bound | autocoll best (tcp) | ms | tcp ÷ Open MPI |\n\
+    let mut out = format!(
+        "| bytes | {library} ms | autocoll best (mpi) | ms | ÷ {library} | bound ms | ÷ bound | autocoll best (tcp) | ms | tcp ÷ {library} |\n\
          |---:|---:|---|---:|---:|---:|---:|---|---:|---:|\n",
     );
     for l in lines {
@@ -345,6 +351,7 @@ mod tests {
             ranks: 8,
             rate_bytes_per_s: 12.5e6,
             method: Method::Barrier,
+            library: "Open MPI".into(),
         }
     }
 
@@ -390,7 +397,7 @@ mod tests {
         assert!((l.ratio_to_bound - 0.09 / bound).abs() < 1e-12);
         assert_eq!(l.tcp_best_impl.as_deref(), Some("bcast:chain:seg=8K"));
         assert!((l.tcp_ratio.unwrap() - 0.5).abs() < 1e-12);
-        assert!(misses(l).is_empty(), "{:?}", misses(l));
+        assert!(misses(&setup(), l).is_empty(), "{:?}", misses(&setup(), l));
     }
 
     #[test]
@@ -402,7 +409,7 @@ mod tests {
             row("reduce:chain", m, bound * 1.3),
         ];
         let l = &lines(&setup(), &slower, &[])[0];
-        let said = misses(l);
+        let said = misses(&setup(), l);
         assert_eq!(said.len(), 2, "{said:?}");
         assert!(said[0].contains("1.08× Open MPI's default"), "{}", said[0]);
         assert!(said[1].contains("1.30× the link bound"), "{}", said[1]);
@@ -411,7 +418,7 @@ mod tests {
             row("gather:flat", m, 7.0 * bound * 1.9),
         ];
         let l = &lines(&setup(), &poor, &[])[0];
-        assert!(misses(l)[0].contains("Open MPI's default is poor"));
+        assert!(misses(&setup(), l)[0].contains("Open MPI's default is poor"));
         let missing_library = vec![row("gather:flat", m, 1.0)];
         assert!(lines(&setup(), &missing_library, &[]).is_empty());
     }
