@@ -82,10 +82,10 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    /// Receives a message that must hold exactly `len` bytes.
+    /// Receives a message that must hold exactly `len` bytes (one of
+    /// another length was still received, and is traced as such).
     pub fn recv(&mut self, src: usize, phase: u8, len: usize, segment: usize) -> Result<Bytes> {
-        let tag = Tag::coll(self.call, phase);
-        let data = self.transport.recv(src, tag)?;
+        let data = self.recv_any(src, phase, segment)?;
         if data.len() != len {
             return Err(Error::MessageSize {
                 rank: self.rank,
@@ -95,7 +95,6 @@ impl Ctx<'_> {
                 call: self.call,
             });
         }
-        self.note(Stage::Received, phase, segment, Some(src));
         Ok(data)
     }
 
