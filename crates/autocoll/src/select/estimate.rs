@@ -36,8 +36,11 @@ use crate::ids::Collective;
 use crate::layout::Layout;
 
 mod plan;
+mod steps;
+mod tree_plan;
 
-use plan::{plan, Op, Plan};
+use plan::plan;
+use steps::{Op, Plan};
 
 /// What one call of an implementation asks of the machine.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -1,32 +1,14 @@
-//! What an algorithm sends: every rank's sends and receives, in the order
-//! the code under `coll` issues them, for the model to replay.
+//! What an algorithm sends, for the model to replay: the plan of any
+//! implementation, and those of the named algorithms (the trees' are in
+//! `tree_plan`).
 
 use crate::ids::Collective;
 use crate::layout::Layout;
 use crate::select::implementation::{Algorithm, Implementation};
 use crate::tree::Tree;
 
-/// One step of a rank's program.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Op {
-    Send { to: usize, bytes: usize },
-    Recv { from: usize },
-}
-
-/// Every rank's sends and receives, in the order its code issues them.
-pub(super) struct Plan {
-    pub(super) ops: Vec<Vec<Op>>,
-}
-
-impl Plan {
-    fn send(&mut self, from: usize, to: usize, bytes: usize) {
-        self.ops[from].push(Op::Send { to, bytes });
-    }
-
-    fn recv(&mut self, at: usize, from: usize) {
-        self.ops[at].push(Op::Recv { from });
-    }
-}
+use super::steps::{pieces, Plan};
+use super::tree_plan::tree_rank;
 
 /// The plan of `imp`, whose segment size is `seg` (unbounded when
 /// unsegmented); `None` where the code has no such algorithm. A v-form is
@@ -78,187 +60,6 @@ pub(super) fn plan(
     Some(plan)
 }
 
-/// One rank's part of a collective over a tree, composed as `coll` does:
-/// allreduce is reduce whose root starts the broadcast, allgather is
-/// gather then a broadcast of the whole vector.
-fn tree_rank(
-    plan: &mut Plan,
-    tree: &Tree,
-    op: Collective,
-    rank: usize,
-    bytes: usize,
-    seg: usize,
-) -> Option<()> {
-    match op {
-        Collective::Bcast => bcast(plan, tree, rank, bytes, seg),
-        Collective::Reduce => reduce(plan, tree, rank, bytes, seg, false),
-        Collective::Allreduce => {
-            reduce(plan, tree, rank, bytes, seg, true);
-            if tree.parent(rank).is_some() {
-                bcast(plan, tree, rank, bytes, seg);
-            }
-        }
-        Collective::Scatter => scatter(plan, tree, rank, bytes, seg),
-        Collective::Gather => gather(plan, tree, rank, bytes, seg),
-        Collective::Allgather => {
-            gather(plan, tree, rank, bytes, seg);
-            bcast(plan, tree, rank, tree.size().checked_mul(bytes)?, seg);
-        }
-        Collective::ReduceScatter => {
-            reduce(
-                plan,
-                tree,
-                rank,
-                tree.size().checked_mul(bytes)?,
-                seg,
-                false,
-            );
-            scatter(plan, tree, rank, bytes, seg);
-        }
-        Collective::Barrier => tree_barrier(plan, tree, rank),
-        _ => return None,
-    }
-    Some(())
-}
-
-/// The lengths of the segments of a `total`-byte message.
-fn pieces(total: usize, seg: usize) -> impl Iterator<Item = usize> {
-    let seg = seg.max(1);
-    (0..total.div_ceil(seg)).map(move |k| seg.min(total - k * seg))
-}
-
-fn bcast(plan: &mut Plan, tree: &Tree, rank: usize, n: usize, seg: usize) {
-    for len in pieces(n, seg) {
-        if let Some(up) = tree.parent(rank) {
-            plan.recv(rank, up);
-        }
-        for &child in tree.children(rank) {
-            plan.send(rank, child, len);
-        }
-    }
-}
-
-/// Reduce; with `down` the root hands each finished segment to its
-/// children at once, as allreduce's does.
-fn reduce(plan: &mut Plan, tree: &Tree, rank: usize, n: usize, seg: usize, down: bool) {
-    for len in pieces(n, seg) {
-        for &child in tree.children(rank) {
-            plan.recv(rank, child);
-        }
-        match tree.parent(rank) {
-            Some(up) => plan.send(rank, up, len),
-            None if down => {
-                for &child in tree.children(rank) {
-                    plan.send(rank, child, len);
-                }
-            }
-            None => {}
-        }
-    }
-}
-
-/// A rank's bundle on its way up: it leaves in whole segments as soon as
-/// their bytes are there.
-struct Upward {
-    to: Option<usize>,
-    total: usize,
-    sent: usize,
-    seg: usize,
-}
-
-impl Upward {
-    fn flush(&mut self, plan: &mut Plan, from: usize, have: usize) {
-        let Some(to) = self.to else { return };
-        while self.sent < self.total {
-            let end = self.sent.saturating_add(self.seg).min(self.total);
-            if end > have {
-                return;
-            }
-            plan.send(from, to, end - self.sent);
-            self.sent = end;
-        }
-    }
-}
-
-fn gather(plan: &mut Plan, tree: &Tree, rank: usize, b: usize, seg: usize) {
-    let mut up = Upward {
-        to: tree.parent(rank),
-        total: tree.subtree(rank).len() * b,
-        sent: 0,
-        seg,
-    };
-    let mut have = b;
-    up.flush(plan, rank, have);
-    for &child in tree.children(rank) {
-        for len in pieces(tree.subtree(child).len() * b, seg) {
-            plan.recv(rank, child);
-            have += len;
-            up.flush(plan, rank, have);
-        }
-    }
-}
-
-fn scatter(plan: &mut Plan, tree: &Tree, rank: usize, b: usize, seg: usize) {
-    let base = tree.preorder_index(rank);
-    // (child, next byte of its bundle to send, end of its bundle).
-    let mut kids: Vec<(usize, usize, usize)> = tree
-        .children(rank)
-        .iter()
-        .map(|&c| {
-            let start = (tree.preorder_index(c) - base) * b;
-            (c, start, start + tree.subtree(c).len() * b)
-        })
-        .collect();
-    let total = tree.subtree(rank).len() * b;
-    let Some(up) = tree.parent(rank) else {
-        return hand_out(plan, rank, &mut kids, total, seg);
-    };
-    let mut have = 0;
-    for len in pieces(total, seg) {
-        plan.recv(rank, up);
-        have += len;
-        hand_out(plan, rank, &mut kids, have, seg);
-    }
-}
-
-/// Sends every whole segment of the children's bundles within the first
-/// `have` bytes, one segment per child in turn, as scatter's code does.
-fn hand_out(
-    plan: &mut Plan,
-    rank: usize,
-    kids: &mut [(usize, usize, usize)],
-    have: usize,
-    seg: usize,
-) {
-    loop {
-        let mut progress = false;
-        for (child, next, end) in kids.iter_mut() {
-            let stop = next.saturating_add(seg).min(*end);
-            if *next < stop && stop <= have {
-                plan.send(rank, *child, stop - *next);
-                *next = stop;
-                progress = true;
-            }
-        }
-        if !progress {
-            return;
-        }
-    }
-}
-
-fn tree_barrier(plan: &mut Plan, tree: &Tree, rank: usize) {
-    for &child in tree.children(rank) {
-        plan.recv(rank, child);
-    }
-    if let Some(up) = tree.parent(rank) {
-        plan.send(rank, up, 0);
-        plan.recv(rank, up);
-    }
-    for &child in tree.children(rank) {
-        plan.send(rank, child, 0);
-    }
-}
-
 /// P − 1 steps of one block to the right neighbour: allgather's blocks,
 /// reduce-scatter's partial results (`coll::reduce_scatter::ring`).
 fn ring_steps(plan: &mut Plan, b: usize) {
@@ -279,10 +80,7 @@ fn ring_segments(plan: &mut Plan, b: usize, seg: usize) {
     if p < 2 {
         return;
     }
-    let seg = seg.max(1);
-    let pieces: Vec<usize> = (0..b.div_ceil(seg))
-        .map(|i| (b - i * seg).min(seg))
-        .collect();
+    let pieces: Vec<usize> = pieces(b, seg).collect();
     for rank in 0..p {
         let (right, left) = ((rank + 1) % p, (rank + p - 1) % p);
         for &len in &pieces {
