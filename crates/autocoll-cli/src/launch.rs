@@ -1,7 +1,7 @@
 //! `autocoll launch`: start a program as the ranks of a `tcp` job.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -12,6 +12,8 @@ use autocoll::binding::BindTo;
 use autocoll::launch::{self, HostLine, Job, Stream};
 
 use crate::failure::Failure;
+use crate::learn::manifest::Host;
+use crate::learn::{self, LearnArgs, Session};
 
 /// Where and how the ranks of a job start; shared with `check`.
 #[derive(clap::Args, Clone)]
@@ -48,6 +50,8 @@ pub struct Args {
     /// Seconds a rank waits for its peers (set-up and every receive).
     #[arg(long)]
     timeout: Option<f64>,
+    #[command(flatten)]
+    learn: LearnArgs,
     /// The program and its arguments, after `--`.
     #[arg(last = true, required = true)]
     command: Vec<OsString>,
@@ -108,6 +112,7 @@ fn job_on(
         args,
         timeout,
         bind_to: BindTo::Auto,
+        env: Vec::new(),
     })
 }
 
@@ -231,13 +236,18 @@ pub fn collector() -> (Arc<Mutex<Vec<Vec<u8>>>>, Report) {
     (lines, report)
 }
 
+/// `autocoll launch`: the job's exit code becomes the command's.
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
     if a.ranks == 0 {
         return Err(Failure::Usage("-n: a job needs at least 1 rank".into()));
     }
     let mut command = a.command.into_iter();
     let program = command.next().expect("clap requires a program");
-    let job = job(a.ranks, &a.placement, a.timeout, program, command.collect())?;
+    let mut job = job(a.ranks, &a.placement, a.timeout, program, command.collect())?;
+    let session = match a.learn.learn.is_some() {
+        true => Some(learning(&a.learn, &mut job)?),
+        false => None,
+    };
     let outcome = job
         .run(launch::prefixed())
         .map_err(|e| Failure::Run(anyhow::anyhow!("{e}")))?;
@@ -247,5 +257,60 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             outcome.code
         );
     }
+    if let Some(session) = session {
+        session.end(outcome.code)?;
+    }
     Ok(ExitCode::from(outcome.code.clamp(0, 255) as u8))
+}
+
+/// Opens `--learn`'s directory for `job`, and puts what it learned into
+/// the job: the state and pattern files, the balancer, the placement.
+fn learning(a: &LearnArgs, job: &mut Job) -> Result<Session, Failure> {
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let program = on_path(Path::new(&job.program), &cwd).ok_or_else(|| {
+        Failure::Usage(format!(
+            "--learn: the program {} is not a file here or on PATH",
+            Path::new(&job.program).display()
+        ))
+    })?;
+    let hosts = job.hosts.as_ref().map(|lines| {
+        lines
+            .iter()
+            .map(|h| Host {
+                name: h.host.clone(),
+                slots: h.slots,
+                addr: h.addr.map(|a| a.to_string()),
+                switch: h.switch.clone(),
+            })
+            .collect()
+    });
+    let learned = learn::decide::Job {
+        engine: "tcp".into(),
+        program: learn::program(&program)?,
+        ranks: Some(job.ranks),
+        hosts,
+    };
+    let session = Session::begin(a, learned, &cwd)?;
+    for (name, value) in session.vars() {
+        job.env
+            .push((name.into(), value.to_string_lossy().into_owned()));
+    }
+    if std::env::var_os(autocoll::balance::ENV_BALANCE).is_none() {
+        job.env
+            .push((autocoll::balance::ENV_BALANCE.into(), "on".into()));
+    }
+    if let Some(file) = &session.placement {
+        job.hosts = Some(launch::read_hostfile(file).map_err(|e| Failure::Run(anyhow!("{e}")))?);
+    }
+    Ok(session)
+}
+
+/// `program` as a file: from `cwd` when it has a slash, else on PATH.
+fn on_path(program: &Path, cwd: &Path) -> Option<PathBuf> {
+    if program.components().count() > 1 {
+        return Some(cwd.join(program)).filter(|p| p.is_file());
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
 }

@@ -18,6 +18,7 @@ mod compare;
 mod failure;
 mod heap;
 mod launch;
+mod learn;
 mod list;
 mod map;
 mod mpirun;
@@ -72,6 +73,8 @@ enum Command {
     /// Run an unmodified Open MPI program under mpirun with autocoll's
     /// collectives preloaded in place of the MPI library's.
     Mpirun(mpirun::Args),
+    /// What a `--learn DIR` of mpirun or launch learned across runs.
+    Learn(learn::ShowArgs),
     /// Place ranks on the machine's topology from the program's pattern:
     /// estimated costs and rankfiles, machinefiles, hostfiles.
     Map(map::Args),
@@ -96,6 +99,7 @@ fn main() -> ExitCode {
         Command::Analyze(a) => analyze::run(a),
         Command::LibPath(a) => mpirun::run_path(a),
         Command::Mpirun(a) => mpirun::run(a),
+        Command::Learn(a) => learn::run_show(a),
         Command::Map(a) => map::run(a),
         Command::Sim(a) => sim::run(a),
     };

@@ -31,6 +31,13 @@ int main(int argc, char **argv) {
 }
 "#;
 
+fn have_mpicc() -> bool {
+    Command::new("mpicc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 fn is_library(path: &Path) -> bool {
     std::fs::read(path).is_ok_and(|b| b.windows(MARK.len()).any(|w| w == MARK))
 }
@@ -74,11 +81,7 @@ fn library() -> PathBuf {
 
 #[test]
 fn mpirun_preloads_the_library() {
-    if !Command::new("mpicc")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
+    if !have_mpicc() {
         eprintln!("SKIPPED mpirun_preloads_the_library: needs mpicc (Debian: libopenmpi-dev)");
         return;
     }
@@ -220,4 +223,113 @@ fn an_mpich_program_gets_mpichs_library_and_mpiexec() {
         stderr.contains("autocoll-mpi: allreduce autocoll="),
         "no summary of the library in:\n{stderr}"
     );
+}
+
+/// `autocoll mpirun` of `args`, in `dir`; its stdout and stderr.
+fn learn_run(dir: &Path, lib: &Path, args: &[&str]) -> (String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_autocoll"))
+        .args(["mpirun", "--lib"])
+        .arg(lib)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("autocoll runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{args:?} failed:\n{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
+/// The kernels of the mapping experiments, built with `flags`.
+fn kernel(dir: &Path, name: &str, flags: &str) {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../autocoll-map/kernels/kernel_mpi.c");
+    let cc = Command::new("mpicc")
+        .args([flags, "-o", name])
+        .arg(source)
+        .current_dir(dir)
+        .output()
+        .expect("mpicc runs");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+}
+
+#[test]
+fn learn_keeps_what_runs_learned_and_starts_over_for_another_program() {
+    if !have_mpicc() {
+        eprintln!("SKIPPED: needs mpicc (Debian: libopenmpi-dev)");
+        return;
+    }
+    let lib = library();
+    let dir = std::env::temp_dir().join(format!("autocoll-learn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    kernel(&dir, "kernel", "-O2");
+    kernel(&dir, "kernel_O0", "-O0");
+    // Ranks 0 and 1 say they run on h0, 2 and 3 on h1: the ladder's
+    // heavier steps (0-2, 1-3) cross between them, so a placement that
+    // keeps them on one host is worth learning.
+    std::fs::write(
+        dir.join("hosts.sh"),
+        "#!/bin/sh\nAUTOCOLL_HOST=h$((OMPI_COMM_WORLD_RANK / 2)) exec \"$@\"\n",
+    )
+    .unwrap();
+    Command::new("chmod")
+        .arg("+x")
+        .arg(dir.join("hosts.sh"))
+        .status()
+        .unwrap();
+    let job = |program: &'static str| {
+        [
+            "--learn",
+            "L",
+            "--",
+            "-n",
+            "4",
+            "--oversubscribe",
+            "./hosts.sh",
+            program,
+        ]
+        .into_iter()
+        .chain(["ladder", "3", "65536", "-c", "1024"])
+        .collect::<Vec<_>>()
+    };
+    let (_, first) = learn_run(&dir, &lib, &job("./kernel"));
+    assert!(first.contains("first run"), "{first}");
+    assert!(first.contains("placement learned: "), "{first}");
+    let pattern = std::fs::read_to_string(dir.join("L/pattern.json")).unwrap();
+    assert!(
+        pattern.contains(r#""hosts": ["h0", "h0", "h1", "h1"]"#),
+        "{pattern}"
+    );
+    let (_, second) = learn_run(&dir, &lib, &job("./kernel"));
+    assert!(
+        !second.contains("first run") && !second.contains("changed"),
+        "{second}"
+    );
+    assert!(
+        second.contains("hosts are not known before it starts"),
+        "{second}"
+    );
+
+    let show = Command::new(env!("CARGO_BIN_EXE_autocoll"))
+        .args(["learn", "show", "L"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let show = String::from_utf8_lossy(&show.stdout);
+    assert!(show.contains("4 ranks, openmpi; 2 runs"), "{show}");
+    assert!(show.contains("placement: the "), "{show}");
+    assert!(
+        show.lines()
+            .any(|l| l.starts_with("collectives: ") && l.contains("pools")),
+        "{show}"
+    );
+
+    let (_, other) = learn_run(&dir, &lib, &job("./kernel_O0"));
+    assert!(other.contains("the program changed"), "{other}");
+    let learned = std::fs::read_to_string(dir.join("L/learn.json")).unwrap();
+    assert!(learned.contains("\"run_count\": 3"), "{learned}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

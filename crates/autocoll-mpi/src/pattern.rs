@@ -1,8 +1,8 @@
 //! `AUTOCOLL_PATTERN`: the program's point-to-point traffic, recorded by
 //! wrapping MPI's send calls, and the traffic of the collectives autocoll
 //! runs, recorded by its transport ([`autocoll::pattern::Recording`]).
-//! Ranks are `MPI_COMM_WORLD`'s. At `MPI_Finalize` every rank's counts are
-//! gathered to world rank 0, which writes the file.
+//! Ranks are `MPI_COMM_WORLD`'s. At `MPI_Finalize` every rank's counts and
+//! host are gathered to world rank 0, which writes the file.
 //!
 //! Sub-communicator ranks are translated on every send (a group lookup,
 //! about a microsecond); sends on `MPI_COMM_WORLD` need none. Persistent
@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
+use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use autocoll::pattern::{Kind, Pattern, Recorder};
@@ -149,8 +150,8 @@ pub fn free(request: MPI_Request) {
     });
 }
 
-/// Gathers every rank's counts to world rank 0, which writes the file
-/// (collective over `MPI_COMM_WORLD`; called by `MPI_Finalize`).
+/// Gathers every rank's counts and host to world rank 0, which writes the
+/// file (collective over `MPI_COMM_WORLD`; called by `MPI_Finalize`).
 pub fn finish() {
     let (Some(rec), Some(path)) = (recorder(), boundary::config().pattern.as_ref()) else {
         return;
@@ -163,16 +164,67 @@ pub fn finish() {
         eprintln!("autocoll-mpi: AUTOCOLL_PATTERN: could not gather the ranks' counts");
         return;
     };
+    let hosts = gather(host().as_bytes(), rank, size);
     if rank != 0 {
         return;
     }
     let recorders: Result<Vec<Recorder>, _> = parts.iter().map(|p| Recorder::decode(p)).collect();
     let written = recorders
         .and_then(|r| Pattern::merge("mpi", size, r))
-        .and_then(|pattern| pattern.write(path));
+        .and_then(|pattern| write(pattern, hosts, path));
     if let Err(e) = written {
         eprintln!("autocoll-mpi: AUTOCOLL_PATTERN={}: {e}", path.display());
     }
+}
+
+/// Writes `pattern` with the gathered `hosts`; without them, said, when
+/// they did not come or are refused: the counts are worth having still.
+fn write(mut pattern: Pattern, hosts: Option<Vec<Vec<u8>>>, path: &Path) -> autocoll::Result<()> {
+    let placed = match hosts {
+        Some(names) => pattern
+            .set_hosts(
+                names
+                    .iter()
+                    .map(|n| String::from_utf8_lossy(n).into_owned())
+                    .collect(),
+            )
+            .map_err(|e| e.to_string()),
+        None => Err("could not gather them".into()),
+    };
+    if let Err(why) = placed {
+        eprintln!(
+            "autocoll-mpi: AUTOCOLL_PATTERN={}: written without the ranks' hosts: {why}",
+            path.display()
+        );
+    }
+    pattern.write(path)
+}
+
+/// This rank's host: `AUTOCOLL_HOST` where set and not empty (ranks in
+/// network namespaces of an emulated cluster share one hostname), else its
+/// processor name; empty, refused at rank 0, when MPI cannot say.
+fn host() -> String {
+    match std::env::var_os("AUTOCOLL_HOST") {
+        Some(host) if !host.is_empty() => host.to_string_lossy().into_owned(),
+        _ => processor_name(),
+    }
+}
+
+/// Open MPI's and MPICH's `MPI_MAX_PROCESSOR_NAME`.
+const NAME_MAX: usize = 256;
+
+/// `MPI_Get_processor_name`, empty on an error.
+fn processor_name() -> String {
+    let mut buf = vec![0u8; NAME_MAX + 1];
+    let mut len: c_int = 0;
+    // SAFETY: `buf` has room for MPI_MAX_PROCESSOR_NAME characters and
+    // the terminating zero.
+    let code = unsafe { ffi::PMPI_Get_processor_name(buf.as_mut_ptr().cast(), &mut len) };
+    if sys::ok(code).is_err() {
+        return String::new();
+    }
+    buf.truncate(len.clamp(0, NAME_MAX as c_int) as usize);
+    String::from_utf8_lossy(&buf).into_owned()
 }
 
 /// Every rank's bytes at rank 0 (`MPI_Gather` of the lengths, then

@@ -381,6 +381,13 @@ fn the_pattern_of_a_ring_has_exactly_its_pairs_and_counts() {
     );
     let pattern = Pattern::read(&file).unwrap();
     assert_eq!((pattern.ranks, pattern.source.as_str()), (4, "mpi"));
+    // One machine runs every rank: one host name, four times.
+    let hosts = &pattern.hosts;
+    assert_eq!(hosts.len(), 4, "{hosts:?}");
+    assert!(
+        !hosts[0].is_empty() && hosts.iter().all(|h| h == &hosts[0]),
+        "{hosts:?}"
+    );
     let mut expected = Vec::new();
     for src in 0..4 {
         let (right, left) = ((src + 1) % 4, (src + 3) % 4);

@@ -139,6 +139,7 @@ fn startup() -> f64 {
         args: Vec::new(),
         timeout: Some(Duration::from_secs(30)),
         bind_to: autocoll::binding::BindTo::Auto,
+        env: Vec::new(),
     };
     let seen = Arc::new(Mutex::new(None));
     let keep = seen.clone();

@@ -98,6 +98,9 @@ pub struct Job {
     pub timeout: Option<Duration>,
     /// Which ranks bind themselves to a core (`AUTOCOLL_BIND_TO`).
     pub bind_to: BindTo,
+    /// More variables every rank gets, over the launcher's own
+    /// `AUTOCOLL_*` (`autocoll launch --learn`'s state and pattern files).
+    pub env: Vec<(String, String)>,
 }
 
 /// How a job ended.
@@ -206,6 +209,8 @@ impl Job {
         if let Some(t) = self.timeout {
             env.push(("AUTOCOLL_TIMEOUT".into(), t.as_secs_f64().to_string()));
         }
+        env.retain(|(k, _)| !self.env.iter().any(|(mine, _)| mine == k));
+        env.extend(self.env.iter().cloned());
         env
     }
 

@@ -47,9 +47,12 @@ pub use tree::{Shape, Tree};
 /// ([`Communicator::trace`]); with `AUTOCOLL_BALANCE` set, the balancer is
 /// on ([`balance::from_env`]); with `AUTOCOLL_PATTERN=FILE` set, every
 /// message is counted and rank 0 writes the job's pattern to FILE at the
-/// end ([`pattern::from_env`]). A rank of a `tcp` job binds itself to a
-/// core where its machine runs more ranks than cores, or as
-/// `AUTOCOLL_BIND_TO` says ([`binding`]).
+/// end ([`pattern::from_env`]); with `AUTOCOLL_STATE=FILE` or
+/// `AUTOCOLL_SELECT` set, the lottery (remembering across runs in FILE), a
+/// tuning table or fixed implementations select every call
+/// (`lottery`, `lottery:FILE`, `table:FILE`, `fixed:IMPL[,IMPL...]`). A
+/// rank of a `tcp` job binds itself to a core where its machine runs more
+/// ranks than cores, or as `AUTOCOLL_BIND_TO` says ([`binding`]).
 pub fn init() -> Result<Communicator> {
     if let Some(config) = comm::tcp::Config::from_env()? {
         let how = binding::from_env()?;
@@ -68,11 +71,14 @@ pub fn init() -> Result<Communicator> {
 }
 
 /// `comm`, counting its messages if `AUTOCOLL_PATTERN` asks for it,
-/// recording if `AUTOCOLL_TRACE` does and balancing if `AUTOCOLL_BALANCE`
-/// does. The counting starts first, so that it sees every collective.
+/// recording if `AUTOCOLL_TRACE` does, balancing if `AUTOCOLL_BALANCE`
+/// does and selecting as `AUTOCOLL_SELECT` and `AUTOCOLL_STATE` do. The
+/// counting starts first, so that it sees every collective; the selection
+/// last, so that a state file keeps the balancer's tables too.
 fn traced(mut comm: Communicator) -> Result<Communicator> {
     pattern::from_env(&mut comm)?;
     trace::from_env(&mut comm)?;
     balance::from_env(&mut comm)?;
+    comm::selecting::from_env(&mut comm)?;
     Ok(comm)
 }

@@ -7,8 +7,8 @@
 //! update per send and the counts stay small however long the program
 //! runs. At the end the ranks send their recorders to rank 0
 //! ([`Recorder::encode`], on [`GATHER_TAG`]), which merges them into one
-//! [`Pattern`] and writes it as JSON, format `autocoll.pattern/1`
-//! (docs/formats.md).
+//! [`Pattern`], with every rank's host, and writes it as JSON, format
+//! `autocoll.pattern/1` (docs/formats.md).
 //!
 //! The counting is done by [`Recording`], a [`Transport`](crate::transport::Transport) that wraps
 //! another: collectives and point-to-point messages alike pass through it.

@@ -17,7 +17,7 @@ use crate::out::say;
 
 mod figures;
 mod probe;
-mod topology;
+pub(crate) mod topology;
 
 use topology::load_topology;
 

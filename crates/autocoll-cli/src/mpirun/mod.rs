@@ -19,6 +19,7 @@ use autocoll::select::Table;
 use autocoll::Implementation;
 
 use crate::failure::Failure;
+use crate::learn::{self, launcher, LearnArgs, Session};
 use crate::out::say;
 
 pub mod flavour;
@@ -122,6 +123,8 @@ pub struct Args {
     verbose: bool,
     #[command(flatten)]
     lib: LibArg,
+    #[command(flatten)]
+    learn: LearnArgs,
     /// The launcher [default: mpirun for Open MPI, mpiexec.mpich for
     /// MPICH].
     #[arg(long, value_name = "PATH")]
@@ -201,6 +204,16 @@ fn settings(a: &Args, cwd: &Path) -> Result<Vec<(&'static str, OsString)>, Failu
     }
     if let Some(path) = &a.pattern {
         vars.push(("AUTOCOLL_PATTERN", absolute(cwd, path).into()));
+    }
+    if a.learn.learn.is_some() {
+        if a.state.is_some() || a.pattern.is_some() {
+            return Err(Failure::Usage(
+                "--learn keeps the state and the pattern in its directory: leave out --state and --pattern".into(),
+            ));
+        }
+        if a.balance.is_none() {
+            vars.push(("AUTOCOLL_BALANCE", "on".into()));
+        }
     }
     if a.verbose {
         vars.push(("AUTOCOLL_VERBOSE", "1".into()));
@@ -388,10 +401,15 @@ fn quoted(arg: &OsStr) -> String {
     }
 }
 
-/// The program among the launcher's arguments and the MPI it links: the
-/// first argument naming a file (from `cwd`, or on `path` when it has no
-/// slash) whose dynamic section names Open MPI's or MPICH's library.
-pub fn program_mpi(rest: &[OsString], cwd: &Path, path: Option<&OsStr>) -> Option<(PathBuf, Mpi)> {
+/// The program among the launcher's arguments, its place among them and
+/// the MPI it links: the first argument naming a file (from `cwd`, or on
+/// `path` when it has no slash) whose dynamic section names Open MPI's or
+/// MPICH's library.
+pub fn program_mpi(
+    rest: &[OsString],
+    cwd: &Path,
+    path: Option<&OsStr>,
+) -> Option<(usize, PathBuf, Mpi)> {
     let find = |arg: &OsStr| -> Option<PathBuf> {
         let here = absolute(cwd, Path::new(arg));
         if arg.to_string_lossy().contains('/') || here.is_file() {
@@ -402,13 +420,14 @@ pub fn program_mpi(rest: &[OsString], cwd: &Path, path: Option<&OsStr>) -> Optio
             .find(|p| p.is_file())
     };
     rest.iter()
-        .filter(|a| !a.to_string_lossy().starts_with('-'))
-        .find_map(|arg| {
+        .enumerate()
+        .filter(|(_, a)| !a.to_string_lossy().starts_with('-'))
+        .find_map(|(i, arg)| {
             let file = find(arg)?;
             // Programs, not core files or data: a size cap keeps it cheap.
             let small = std::fs::metadata(&file).ok()?.len() < 1 << 30;
             let bytes = small.then(|| std::fs::read(&file).ok()).flatten()?;
-            Mpi::of_binary(&bytes).map(|mpi| (file, mpi))
+            Mpi::of_binary(&bytes).map(|mpi| (i, file, mpi))
         })
 }
 
@@ -436,14 +455,14 @@ fn version(launcher: &Path) -> Result<String, Failure> {
 fn which_mpi(a: &Args, cwd: &Path) -> Result<Mpi, Failure> {
     let found = program_mpi(&a.rest, cwd, std::env::var_os("PATH").as_deref());
     match (a.lib.mpi, found) {
-        (Some(said), Some((program, links))) if said != links => Err(Failure::Usage(format!(
+        (Some(said), Some((_, program, links))) if said != links => Err(Failure::Usage(format!(
             "--mpi {}: {} links {}",
             said.flag(),
             program.display(),
             links.name()
         ))),
         (Some(said), _) => Ok(said),
-        (None, Some((_, links))) => Ok(links),
+        (None, Some((_, _, links))) => Ok(links),
         (None, None) => {
             let launcher = a.mpirun.clone().unwrap_or_else(|| "mpirun".into());
             Ok(Mpi::of_launcher(&version(&launcher)?).unwrap_or(Mpi::Openmpi))
@@ -452,17 +471,29 @@ fn which_mpi(a: &Args, cwd: &Path) -> Result<Mpi, Failure> {
 }
 
 /// `autocoll mpirun`: replaces this process with the launcher, whose exit
-/// status becomes the command's.
+/// status becomes the command's; under `--learn`, runs it and learns from
+/// the run at its end.
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let cwd = std::env::current_dir().context("reading the current directory")?;
-    let vars = settings(&a, &cwd)?;
+    let mut vars = settings(&a, &cwd)?;
     let mpi = which_mpi(&a, &cwd)?;
     let lib = library(&a.lib, mpi)?;
     let launcher = a.mpirun.clone().unwrap_or_else(|| mpi.launcher().into());
     launcher_of(mpi, &launcher, &version(&launcher)?).map_err(|e| Failure::Run(anyhow!(e)))?;
     let root = rustix::process::geteuid().is_root();
     let preload = std::env::var_os("LD_PRELOAD");
-    let args = command_line(mpi, &lib, &vars, root, preload.as_deref(), &a.rest);
+    let session = match a.learn.learn.is_some() {
+        true => Some(begin_learning(&a, mpi, &cwd)?),
+        false => None,
+    };
+    let rest = match &session {
+        Some(s) => {
+            vars.extend(s.vars());
+            placed(&a.rest, mpi, &cwd, s.placement.as_deref())
+        }
+        None => a.rest.clone(),
+    };
+    let args = command_line(mpi, &lib, &vars, root, preload.as_deref(), &rest);
     if a.verbose {
         let line: Vec<String> = std::iter::once(launcher.as_os_str())
             .chain(args.iter().map(OsString::as_os_str))
@@ -470,10 +501,61 @@ pub fn run(a: Args) -> Result<ExitCode, Failure> {
             .collect();
         eprintln!("autocoll mpirun: {}", line.join(" "));
     }
-    let e = Command::new(&launcher).args(&args).exec();
-    Err(Failure::Run(
-        anyhow!(e).context(format!("starting {}", launcher.display())),
-    ))
+    let mut command = Command::new(&launcher);
+    command.args(&args);
+    let Some(session) = session else {
+        let e = command.exec();
+        return Err(Failure::Run(
+            anyhow!(e).context(format!("starting {}", launcher.display())),
+        ));
+    };
+    let status = command
+        .status()
+        .with_context(|| format!("starting {}", launcher.display()))?;
+    let code = exit_code(status);
+    session.end(code)?;
+    Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
+/// A child's exit status as a shell gives it (128 + a signal's number).
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1)
+}
+
+/// Opens `--learn`'s directory for this job.
+fn begin_learning(a: &Args, mpi: Mpi, cwd: &Path) -> Result<Session, Failure> {
+    let path = std::env::var_os("PATH");
+    let (at, program, _) = program_mpi(&a.rest, cwd, path.as_deref()).ok_or_else(|| {
+        Failure::Usage(
+            "--learn: no program linking an MPI library among the launcher's arguments".into(),
+        )
+    })?;
+    let before = &a.rest[..at];
+    let job = learn::decide::Job {
+        engine: mpi.flag().into(),
+        program: learn::program(&program)?,
+        ranks: launcher::ranks(before),
+        hosts: launcher::hosts(before, cwd).map_err(|e| Failure::Usage(format!("--learn: {e}")))?,
+    };
+    Session::begin(&a.learn, job, cwd)
+}
+
+/// The launcher's arguments with the learned placement `file` in force,
+/// unless they place the ranks themselves.
+fn placed(rest: &[OsString], mpi: Mpi, cwd: &Path, file: Option<&Path>) -> Vec<OsString> {
+    let path = std::env::var_os("PATH");
+    let at = program_mpi(rest, cwd, path.as_deref()).map_or(rest.len(), |(at, _, _)| at);
+    let (before, after) = rest.split_at(at);
+    let Some(file) = file.filter(|_| !launcher::places_itself(before)) else {
+        return rest.to_vec();
+    };
+    let mut out = launcher::placed(before, mpi == Mpi::Mpich, file);
+    out.extend_from_slice(after);
+    out
 }
 
 #[cfg(test)]

@@ -261,11 +261,11 @@ fn the_program_among_the_arguments_says_which_mpi() {
     let which = |rest: &[&str]| program_mpi(&os(rest), &dir, Some(&path));
     assert_eq!(
         which(&["-n", "2", "--hostfile", "hosts", "./wrap", "./app", "x"]),
-        Some((dir.join("app"), Mpi::Mpich))
+        Some((5, dir.join("app"), Mpi::Mpich))
     );
     assert_eq!(
         which(&["-n", "2", "ompi_app"]),
-        Some((dir.join("bin/ompi_app"), Mpi::Openmpi))
+        Some((2, dir.join("bin/ompi_app"), Mpi::Openmpi))
     );
     assert_eq!(which(&["-n", "2", "./wrap", "missing"]), None);
     std::fs::remove_dir_all(&dir).unwrap();

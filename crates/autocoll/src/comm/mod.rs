@@ -12,6 +12,7 @@ pub mod local;
 pub mod mpi;
 pub(crate) mod patterns;
 pub(crate) mod raw;
+pub(crate) mod selecting;
 pub mod sim;
 pub(crate) mod trace_options;
 pub(crate) mod tracing;

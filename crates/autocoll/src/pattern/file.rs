@@ -3,10 +3,10 @@
 //! points at the entry.
 //!
 //! Reading takes two passes over the text: the first reads the header
-//! (and finds any syntax error), the second the entries, checked against
-//! the header's `ranks` as they are read. Checking inside the parse, not
-//! after it, is what lets every error, a rank out of range or a repeated
-//! entry too, carry the line and column serde_json is at.
+//! (and finds any syntax error), the second the hosts and the entries,
+//! checked against the header's `ranks` as they are read. Checking inside
+//! the parse, not after it, is what lets every error, a rank out of range
+//! or a repeated entry too, carry the line and column serde_json is at.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -31,6 +31,9 @@ pub struct Pattern {
     pub ranks: usize,
     /// What recorded it: the transport's kind (`tcp`, `local`, `mpi`).
     pub source: String,
+    /// Rank `i`'s host, as the job saw it; empty when not known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
     /// The program's point-to-point messages.
     pub p2p: Vec<Entry>,
     /// The messages of collective calls.
@@ -50,6 +53,7 @@ impl Pattern {
             schema: SCHEMA.into(),
             ranks,
             source: source.into(),
+            hosts: Vec::new(),
             p2p: Vec::new(),
             collective: Vec::new(),
         };
@@ -89,20 +93,36 @@ impl Pattern {
         Ok(())
     }
 
+    /// The pattern with the ranks' hosts, rank by rank; a list of another
+    /// length than `ranks`, or with an empty name, is refused.
+    pub fn with_hosts(mut self, hosts: Vec<String>) -> Result<Pattern> {
+        self.set_hosts(hosts)?;
+        Ok(self)
+    }
+
+    /// Sets the ranks' hosts as [`Self::with_hosts`] does, leaving the
+    /// pattern as it was when they are refused: a caller still has the
+    /// counts to write.
+    pub fn set_hosts(&mut self, hosts: Vec<String>) -> Result<()> {
+        check_hosts(self.ranks, &hosts).map_err(Error::Pattern)?;
+        self.hosts = hosts;
+        Ok(())
+    }
+
     /// Writes the pattern to `path` as JSON, atomically.
     pub fn write(&self, path: &Path) -> Result<()> {
         crate::files::write_atomic(path, self.to_json().as_bytes())
     }
 
-    /// The file's text: the header's fields a line each, then the entries
-    /// a line each.
+    /// The file's text: the header's fields a line each (the hosts on one,
+    /// when known), then the entries a line each.
     pub fn to_json(&self) -> String {
-        let text = |s: &str| serde_json::to_string(s).expect("a string is JSON");
         format!(
-            "{{\n  \"schema\": {},\n  \"ranks\": {},\n  \"source\": {},\n  \"p2p\": {},\n  \"collective\": {}\n}}\n",
-            text(&self.schema),
+            "{{\n  \"schema\": {},\n  \"ranks\": {},\n  \"source\": {},\n{}  \"p2p\": {},\n  \"collective\": {}\n}}\n",
+            text_json(&self.schema),
             self.ranks,
-            text(&self.source),
+            text_json(&self.source),
+            hosts_json(&self.hosts),
             entries_json(&self.p2p),
             entries_json(&self.collective),
         )
@@ -117,24 +137,51 @@ impl Pattern {
 
     /// Parses and checks a pattern file's text; `origin` names it in
     /// errors, which give the line and column: the schema, `ranks` (at
-    /// least 1), every entry's ranks (below `ranks`), class (at most
-    /// [`super::MAX_CLASS`]), count (at least 1) and bytes (what its count
-    /// of its class can add up to), and no two entries of a list for one
-    /// (src, dst, class). The entries come back sorted.
+    /// least 1), the hosts when given (one a rank, none empty), every
+    /// entry's ranks (below `ranks`), class (at most [`super::MAX_CLASS`]),
+    /// count (at least 1) and bytes (what its count of its class can add up
+    /// to), and no two entries of a list for one (src, dst, class). The
+    /// entries come back sorted.
     pub fn parse(text: &str, origin: &str) -> Result<Pattern> {
         let bad = |e: serde_json::Error| bad_json(origin, &e);
         let head: Head = serde_json::from_str(text).map_err(bad)?;
         let mut body = serde_json::Deserializer::from_str(text);
-        let (p2p, collective) = BodySeed { ranks: head.ranks }
+        let (hosts, p2p, collective) = BodySeed { ranks: head.ranks }
             .deserialize(&mut body)
             .map_err(bad)?;
         Ok(Pattern {
             schema: head.schema,
             ranks: head.ranks,
             source: head.source,
+            hosts,
             p2p,
             collective,
         })
+    }
+}
+
+/// A string as JSON, quoted and escaped.
+fn text_json(s: &str) -> String {
+    serde_json::to_string(s).expect("a string is JSON")
+}
+
+/// The `hosts` line, or nothing when they are not known.
+fn hosts_json(hosts: &[String]) -> String {
+    if hosts.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = hosts.iter().map(|h| text_json(h)).collect();
+    format!("  \"hosts\": [{}],\n", names.join(", "))
+}
+
+/// Why `hosts` cannot be the hosts of a job of `ranks`.
+fn check_hosts(ranks: usize, hosts: &[String]) -> std::result::Result<(), String> {
+    if hosts.len() != ranks {
+        return Err(format!("hosts: {} names for {ranks} ranks", hosts.len()));
+    }
+    match hosts.iter().position(String::is_empty) {
+        Some(rank) => Err(format!("hosts: the host of rank {rank} is empty")),
+        None => Ok(()),
     }
 }
 
@@ -196,12 +243,13 @@ fn some_ranks<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<usize, D::
     }
 }
 
-/// The second pass: the two lists of entries, checked against `ranks`.
+/// The second pass: the hosts and the two lists of entries, checked
+/// against `ranks`.
 struct BodySeed {
     ranks: usize,
 }
 
-type Lists = (Vec<Entry>, Vec<Entry>);
+type Lists = (Vec<String>, Vec<Entry>, Vec<Entry>);
 
 impl<'de> DeserializeSeed<'de> for BodySeed {
     type Value = Lists;
@@ -219,9 +267,14 @@ impl<'de> Visitor<'de> for BodySeed {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Lists, A::Error> {
-        let (mut p2p, mut collective) = (None, None);
+        let (mut hosts, mut p2p, mut collective) = (None, None, None);
         while let Some(key) = map.next_key::<String>()? {
             let (slot, list) = match key.as_str() {
+                "hosts" if hosts.is_some() => return Err(de::Error::duplicate_field("hosts")),
+                "hosts" => {
+                    hosts = Some(map.next_value_seed(HostsSeed { ranks: self.ranks })?);
+                    continue;
+                }
                 "p2p" => (&mut p2p, "p2p"),
                 "collective" => (&mut collective, "collective"),
                 _ => {
@@ -237,7 +290,41 @@ impl<'de> Visitor<'de> for BodySeed {
         }
         let p2p = p2p.ok_or_else(|| de::Error::missing_field("p2p"))?;
         let collective = collective.ok_or_else(|| de::Error::missing_field("collective"))?;
-        Ok((p2p, collective))
+        Ok((hosts.unwrap_or_default(), p2p, collective))
+    }
+}
+
+/// The hosts, checked inside the list so that an error is placed on its
+/// line.
+struct HostsSeed {
+    ranks: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for HostsSeed {
+    type Value = Vec<String>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Vec<String>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for HostsSeed {
+    type Value = Vec<String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a list of {} host names", self.ranks)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Vec<String>, A::Error> {
+        let mut hosts = Vec::new();
+        while let Some(host) = seq.next_element::<String>()? {
+            hosts.push(host);
+        }
+        check_hosts(self.ranks, &hosts).map_err(de::Error::custom)?;
+        Ok(hosts)
     }
 }
 

@@ -7,7 +7,7 @@
 //! algorithms. A communicator that records keeps a [`Sink`]: when it is
 //! dropped every rank sends its counts to rank 0, which writes the file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
@@ -115,9 +115,9 @@ impl Sink {
         self.path = path;
     }
 
-    /// Gathers every rank's counts to rank 0, which writes the file
-    /// (collective). Rank 0 writes what it has when a rank's counts do not
-    /// come, and says whose are missing.
+    /// Gathers every rank's counts to rank 0, which writes the file with
+    /// every rank's host (collective). Rank 0 writes what it has when a
+    /// rank's counts do not come, and says whose are missing.
     pub(crate) fn finish(self, transport: &mut dyn Transport) -> Result<()> {
         let mine = lock(&self.recorder).clone();
         if transport.rank() != 0 {
@@ -138,6 +138,19 @@ impl Sink {
                 ),
             }
         }
-        Pattern::merge(transport.kind(), ranks, parts)?.write(&self.path)
+        let pattern = Pattern::merge(transport.kind(), ranks, parts)?;
+        write_placed(pattern, transport.hosts(), &self.path)
     }
+}
+
+/// Writes `pattern` with the ranks' `hosts`; without them, said, when they
+/// are refused: the counts are worth having still.
+fn write_placed(mut pattern: Pattern, hosts: Vec<String>, path: &Path) -> Result<()> {
+    if let Err(e) = pattern.set_hosts(hosts) {
+        eprintln!(
+            "autocoll: warning: {}: written without the ranks' hosts: {e}",
+            path.display()
+        );
+    }
+    pattern.write(path)
 }

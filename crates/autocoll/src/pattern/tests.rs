@@ -143,6 +143,62 @@ fn a_written_pattern_reads_back_the_same() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn a_pattern_with_hosts_reads_back_the_same() {
+    let hosts = ["a", "a", "b \"q\""].map(String::from).to_vec();
+    let p = Pattern::merge("tcp", 3, [sample()])
+        .unwrap()
+        .with_hosts(hosts.clone())
+        .unwrap();
+    let text = p.to_json();
+    assert!(
+        text.contains("  \"source\": \"tcp\",\n  \"hosts\": [\"a\", \"a\", \"b \\\"q\\\"\"],\n"),
+        "{text}"
+    );
+    let back = Pattern::parse(&text, "p.json").unwrap();
+    assert_eq!((&back, &back.hosts), (&p, &hosts));
+}
+
+#[test]
+fn a_file_without_hosts_reads_with_none() {
+    let ok = r#"{"src":0,"dst":1,"class":3,"count":2,"bytes":12}"#;
+    let p = Pattern::parse(&file_with(&[ok]), "p.json").unwrap();
+    assert!(p.hosts.is_empty());
+    assert!(!p.to_json().contains("hosts"), "{}", p.to_json());
+}
+
+#[test]
+fn hosts_not_one_a_rank_are_refused_with_their_line() {
+    let with = |hosts: &str| {
+        file_with(&[]).replace("\"tcp\",\n", &format!("\"tcp\",\n  \"hosts\": {hosts},\n"))
+    };
+    assert_eq!(
+        Pattern::parse(&with(r#"["a", "b"]"#), "p.json")
+            .unwrap()
+            .hosts,
+        ["a", "b"]
+    );
+    let cases = [
+        (r#"["a", "b", "c"]"#, "hosts: 3 names for 2 ranks"),
+        ("[]", "hosts: 0 names for 2 ranks"),
+        (r#"["a", ""]"#, "hosts: the host of rank 1 is empty"),
+        (r#"["a", 2]"#, "invalid type"),
+    ];
+    for (hosts, what) in cases {
+        let err = parse_error(&with(hosts));
+        assert!(err.starts_with("p.json:5:") && err.contains(what), "{err}");
+    }
+    let p = Pattern::merge("x", 2, []).unwrap();
+    let err = p.clone().with_hosts(vec!["a".into()]).unwrap_err();
+    assert!(
+        err.to_string().contains("hosts: 1 names for 2 ranks"),
+        "{err}"
+    );
+    let mut kept = p.clone();
+    assert!(kept.set_hosts(vec!["a".into(), String::new()]).is_err());
+    assert_eq!(kept, p);
+}
+
 /// A file whose p2p list holds `entries`, one a line from line 6.
 fn file_with(entries: &[&str]) -> String {
     format!(
@@ -289,6 +345,19 @@ fn a_local_job_writes_its_pattern_when_dropped() {
         .collect();
     assert_eq!((p.ranks, p.source.as_str(), p.p2p), (3, "local", ring));
     assert!(p.collective.iter().any(|e| e.src == 0 && e.class == 5));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_local_job_s_pattern_holds_the_transport_s_hosts() {
+    let dir = temp("hosts");
+    let path = dir.join("hosts.json");
+    local::run(3, |mut comm: Communicator| {
+        comm.record_pattern(&path).unwrap();
+    });
+    let hosts = Pattern::read(&path).unwrap().hosts;
+    assert_eq!(hosts.len(), 3);
+    assert_eq!(hosts, local::transports(3)[0].hosts());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

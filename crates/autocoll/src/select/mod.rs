@@ -30,6 +30,6 @@ pub use crate::ids::{parse_bytes, Collective};
 pub use adaptive::Lottery;
 pub use fixed::{default_for, Fixed};
 pub use implementation::{format_bytes, Algorithm, Implementation};
-pub use key::default_candidates;
+pub use key::{default_candidates, Key};
 pub use selector::{Fold, Group, Offspring, Selector};
 pub use table::{Rule, Table};
