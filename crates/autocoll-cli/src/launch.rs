@@ -40,7 +40,10 @@ Examples:
   autocoll launch -n 4 -- target/debug/examples/sor
   # 8 ranks on the hosts of an emulated cluster (after `autocoll cluster up clusters/star8-100m.toml`)
   autocoll launch -n 8 --hostfile target/cluster/star8/hostfile.autocoll \\
-      --agent target/cluster/star8/agent -- target/debug/examples/sor")]
+      --agent target/cluster/star8/agent -- target/debug/examples/sor
+  # learning across runs, on the cluster's real rates (docs/learning.md)
+  autocoll launch --learn L --topology clusters/star8-100m.toml -n 8 \\
+      --hostfile target/cluster/star8/hostfile.autocoll --agent target/cluster/star8/agent -- ./sor")]
 pub struct Args {
     /// Ranks.
     #[arg(short = 'n')]

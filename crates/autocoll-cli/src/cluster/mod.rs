@@ -432,26 +432,25 @@ mod tests {
         assert_eq!(args[args.len() - 3..], ["-n", "2", "prog with space"]);
     }
 
-    /// MPICH's wrapper starts Hydra's proxies through the agent, has them
-    /// call back to this namespace's address, keeps UCX on the cluster's
-    /// links, and preloads the yield shim it built (a C compiler is on
-    /// every machine that builds this project).
-    #[test]
-    fn the_mpiexec_wrapper_runs_hydra_through_the_agent_with_the_yield_shim() {
-        let spec: Spec = toml::from_str(
+    /// What the MPICH wrapper of a one-host cluster, made in a directory
+    /// named with a space and a quote, hands a stand-in mpiexec.mpich when
+    /// called with `args`: its arguments, then LD_PRELOAD; and the
+    /// wrapper's directory.
+    fn through_mpiexec(subnet: &str, args: &[&str]) -> (Vec<String>, PathBuf) {
+        let spec: Spec = toml::from_str(&format!(
             r#"
             name = "w"
-            subnet = "10.9.6.0/24"
-            switch = [ { name = "s" } ]
-            host = [ { name = "a", switch = "s", rate = "100mbit", slots = 2 } ]
-            "#,
-        )
+            subnet = "{subnet}"
+            switch = [ {{ name = "s" }} ]
+            host = [ {{ name = "a", switch = "s", rate = "100mbit", slots = 2 }} ]
+            "#
+        ))
         .unwrap();
-        let root = std::env::temp_dir().join(format!("autocoll-mpiexec-{}", std::process::id()));
+        let root =
+            std::env::temp_dir().join(format!("autocoll-mpiexec-{}-{subnet}", std::process::id()));
         let dir = root.join("it's a dir");
         let bin = root.join("bin");
         std::fs::create_dir_all(&bin).unwrap();
-        // A stand-in mpiexec.mpich: its arguments, then LD_PRELOAD.
         write_script(
             &bin.join("mpiexec.mpich"),
             "#!/bin/sh\nprintf '%s\\n' \"$@\" \"$LD_PRELOAD\"\n",
@@ -460,17 +459,25 @@ mod tests {
         write_files(&spec, &dir).unwrap();
         let out = output(
             std::process::Command::new(dir.join("mpiexec"))
-                .args(["-n", "2", "prog"])
+                .args(args)
                 .env("PATH", path_with(&bin))
                 .env_remove("LD_PRELOAD"),
         );
         let hosts = std::fs::read_to_string(dir.join("hostfile.mpich")).unwrap();
-        let shim = dir.join("libucx-yield.so");
-        let built = shim.is_file();
+        let built = dir.join("libucx-yield.so").is_file();
         std::fs::remove_dir_all(&root).unwrap();
         assert!(built, "the yield shim was not built");
         assert_eq!(hosts, "a:2\n");
-        let args = printed(out);
+        (printed(out), dir)
+    }
+
+    /// The MPICH wrapper runs Hydra's proxies through the agent, has them
+    /// call back to this namespace's address, keeps UCX on the cluster's
+    /// links, and preloads the yield shim it built (a C compiler is on
+    /// every machine that builds this project).
+    #[test]
+    fn the_mpiexec_wrapper_runs_hydra_through_the_agent_with_the_yield_shim() {
+        let (args, dir) = through_mpiexec("10.9.6.0/24", &["-n", "2", "prog"]);
         let after = |flag: &str| after(&args, flag);
         assert_eq!(
             after("-launcher-exec"),
@@ -483,7 +490,23 @@ mod tests {
         assert_eq!(after("-localhost"), "10.9.6.254");
         assert_eq!(after("UCX_TLS"), "tcp,self");
         assert_eq!(args[args.len() - 4..args.len() - 1], ["-n", "2", "prog"]);
-        assert_eq!(args[args.len() - 1], shim.display().to_string());
+        let shim = dir.join("libucx-yield.so").display().to_string();
+        assert_eq!(args[args.len() - 1], shim);
+    }
+
+    /// autocoll mpirun's preload and `--learn`'s machinefile given to the
+    /// MPICH wrapper: the shim stays in front of the preload, and the
+    /// hostfile given replaces the cluster's.
+    #[test]
+    fn the_mpiexec_wrapper_keeps_its_shim_before_a_preload_and_takes_a_hostfile() {
+        let args = ["-genv", "LD_PRELOAD", "/l.so", "-f", "mine", "prog"];
+        let (theirs, dir) = through_mpiexec("10.9.5.0/24", &args);
+        let shim = dir.join("libucx-yield.so");
+        let preload = format!("{}:/l.so", shim.display());
+        assert_eq!(after(&theirs, "LD_PRELOAD"), preload);
+        let hostfiles = theirs.iter().filter(|a| *a == "-f").count();
+        assert_eq!(hostfiles, 1, "{theirs:?}");
+        assert_eq!(after(&theirs, "-f"), "mine");
     }
 
     /// The agent tells the command it runs its host and its switch's path

@@ -133,8 +133,11 @@ impl Manifest {
             Err(e) => return Err(anyhow!(e).context(format!("reading {}", path.display()))),
         };
         let m: Manifest = serde_json::from_str(&text).map_err(|e| {
+            let full = e.to_string();
+            let at = format!(" at line {} column {}", e.line(), e.column());
+            let what = full.strip_suffix(&at).unwrap_or(&full);
             anyhow!(
-                "{}:{}: column {}: {e}",
+                "{}:{}: column {}: {what}",
                 path.display(),
                 e.line(),
                 e.column()

@@ -90,8 +90,11 @@ pub fn program(path: &Path) -> Result<Program, Failure> {
     })
 }
 
+/// A line on standard error; a closed standard error loses the line, not
+/// the run's end (the manifest is still saved).
 fn say(line: &str) {
-    eprintln!("autocoll learn: {line}");
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "autocoll learn: {line}");
 }
 
 impl Session {
@@ -110,6 +113,7 @@ impl Session {
             }
             None => None,
         };
+        let given = given.filter(|(t, _)| fits(t, job.hosts.as_deref()));
         let kept = old.as_ref().and_then(|m| kept_topology(&dir, m));
         if job.hosts.is_none() {
             let declared = given
@@ -244,9 +248,24 @@ impl Session {
         if let Err(why) = learned {
             say(&why);
         }
+        self.write_placement()?;
         self.manifest
             .save(&file(&self.dir, "learn.json"))
             .map_err(Failure::Run)
+    }
+
+    /// The placement in force as the launcher's file in the directory, for
+    /// the next run and for a reader; none when there is none.
+    fn write_placement(&self) -> anyhow::Result<()> {
+        for name in place::FILES {
+            let _ = std::fs::remove_file(file(&self.dir, name));
+        }
+        let (Some(p), Some((t, _))) = (&self.manifest.placement, &self.topology) else {
+            return Ok(());
+        };
+        let mapping = Mapping::new(p.pes.clone(), t.pe_count()).map_err(|e| anyhow!(e))?;
+        place::write_file(&self.dir, &self.job.engine, t, &mapping)?;
+        Ok(())
     }
 
     /// Maps the run's pattern and decides the placement of the next runs.
@@ -355,6 +374,22 @@ impl Session {
         });
         Ok(())
     }
+}
+
+/// Whether the topology given is the hosts the launcher's arguments name
+/// (when they name some); said when not, and the named hosts are used.
+fn fits(t: &Topology, named: Option<&[Host]>) -> bool {
+    let Some(named) = named else { return true };
+    let fit = decide::same_hosts(named, &place::hosts_of(t));
+    if !fit {
+        say(&format!(
+            "--topology has other hosts ({}) than the launcher is given ({}): placing on \
+             the launcher's, at assumed rates",
+            hosts_text(&place::hosts_of(t)),
+            hosts_text(named)
+        ));
+    }
+    fit
 }
 
 fn is_given(origin: &Origin) -> bool {

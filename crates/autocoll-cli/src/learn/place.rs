@@ -132,6 +132,9 @@ pub fn best(t: &Topology, traffic: &Traffic) -> Result<Found, String> {
     Ok(if s.estimate_s < g.estimate_s { s } else { g })
 }
 
+/// The files [`write_file`] writes, one per engine.
+pub const FILES: [&str; 3] = ["rankfile", "machinefile", "hostfile"];
+
 /// The file that puts `mapping` in force under `engine`, written into
 /// `dir`: an Open MPI rankfile, an MPICH machinefile or a hostfile of
 /// `autocoll launch`.
@@ -142,9 +145,9 @@ pub fn write_file(
     mapping: &Mapping,
 ) -> anyhow::Result<PathBuf> {
     let (name, text) = match engine {
-        "openmpi" => ("rankfile", mapping.rankfile(t)),
-        "mpich" => ("machinefile", mapping.machinefile(t)),
-        _ => ("hostfile", mapping.hostfile(t)),
+        "openmpi" => (FILES[0], mapping.rankfile(t)),
+        "mpich" => (FILES[1], mapping.machinefile(t)),
+        _ => (FILES[2], mapping.hostfile(t)),
     };
     let path = dir.join(name);
     autocoll::files::write_atomic(&path, text.as_bytes())?;

@@ -92,7 +92,10 @@ Examples:
   # the lottery, starting each size on the tuning file's pick, remembering
   autocoll mpirun --select lottery:tuning.toml --state state.json -- -n 8 ./app
   # a program built with MPICH's mpicc: MPICH's library and mpiexec
-  autocoll mpirun --verbose -- -n 4 ./my_mpich_program")]
+  autocoll mpirun --verbose -- -n 4 ./my_mpich_program
+  # every run starts from what the runs before learned: collectives,
+  # broadcast order, placement (autocoll learn show DIR; docs/learning.md)
+  autocoll mpirun --learn ~/.autocoll/app -- -n 64 --hostfile hosts ./app")]
 pub struct Args {
     /// How each call's implementation is chosen (AUTOCOLL_SELECT): lottery,
     /// lottery:FILE (a tuning file's picks first, then adapting), native,
