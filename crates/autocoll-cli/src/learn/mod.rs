@@ -143,6 +143,9 @@ impl Session {
             session.remap()?;
         }
         session.placement = session.apply()?;
+        // Ctrl-C at the terminal reaches the launcher too (one process
+        // group): this process outlives it to record the run as ended.
+        let _ = ctrlc::set_handler(|| {});
         Ok(session)
     }
 
