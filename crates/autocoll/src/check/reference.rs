@@ -89,3 +89,10 @@ pub(super) fn compare<T: PartialEq + std::fmt::Debug>(
         }
     }
 }
+
+/// The v-forms' block sizes for `n` bytes: none, half, once and one and
+/// a half times `n`, in turn by `k`, so that every case has empty and
+/// uneven blocks.
+pub(super) fn vsize(n: usize, k: usize) -> usize {
+    n * (k % 4) / 2
+}
