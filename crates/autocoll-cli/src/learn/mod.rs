@@ -216,9 +216,9 @@ impl Session {
             say(&format!("the learned placement is not used: {why}"));
             return Ok(None);
         }
-        let (t, _) = self.topology.as_ref().expect("checked");
-        let mapping = Mapping::new(p.pes.clone(), t.pe_count()).map_err(|e| anyhow!(e))?;
-        let path = place::write_file(&self.dir, &self.job.engine, t, &mapping)?;
+        let Some(path) = self.write_placement()? else {
+            return Ok(None);
+        };
         say(&format!(
             "placing the ranks by the {} mapping of run {} ({})",
             p.method,
@@ -259,16 +259,20 @@ impl Session {
 
     /// The placement in force as the launcher's file in the directory, for
     /// the next run and for a reader; none when there is none.
-    fn write_placement(&self) -> anyhow::Result<()> {
+    fn write_placement(&self) -> anyhow::Result<Option<PathBuf>> {
         for name in place::FILES {
             let _ = std::fs::remove_file(file(&self.dir, name));
         }
         let (Some(p), Some((t, _))) = (&self.manifest.placement, &self.topology) else {
-            return Ok(());
+            return Ok(None);
         };
         let mapping = Mapping::new(p.pes.clone(), t.pe_count()).map_err(|e| anyhow!(e))?;
-        place::write_file(&self.dir, &self.job.engine, t, &mapping)?;
-        Ok(())
+        Ok(Some(place::write_file(
+            &self.dir,
+            &self.job.engine,
+            t,
+            &mapping,
+        )?))
     }
 
     /// Maps the run's pattern and decides the placement of the next runs.

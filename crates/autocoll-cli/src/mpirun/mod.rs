@@ -404,15 +404,15 @@ fn quoted(arg: &OsStr) -> String {
     }
 }
 
+/// A program among the launcher's arguments: its place among them, its
+/// file and the MPI it links.
+pub type Found = (usize, PathBuf, Mpi);
+
 /// The program among the launcher's arguments, its place among them and
 /// the MPI it links: the first argument naming a file (from `cwd`, or on
 /// `path` when it has no slash) whose dynamic section names Open MPI's or
 /// MPICH's library.
-pub fn program_mpi(
-    rest: &[OsString],
-    cwd: &Path,
-    path: Option<&OsStr>,
-) -> Option<(usize, PathBuf, Mpi)> {
+pub fn program_mpi(rest: &[OsString], cwd: &Path, path: Option<&OsStr>) -> Option<Found> {
     let find = |arg: &OsStr| -> Option<PathBuf> {
         let here = absolute(cwd, Path::new(arg));
         if arg.to_string_lossy().contains('/') || here.is_file() {
@@ -454,10 +454,9 @@ fn version(launcher: &Path) -> Result<String, Failure> {
 
 /// The run's MPI: `--mpi`, else the program's, else the launcher's (Open
 /// MPI when it says neither); a `--mpi` the program contradicts is
-/// refused.
-fn which_mpi(a: &Args, cwd: &Path) -> Result<Mpi, Failure> {
-    let found = program_mpi(&a.rest, cwd, std::env::var_os("PATH").as_deref());
-    match (a.lib.mpi, found) {
+/// refused. `found` is the program among the launcher's arguments.
+fn which_mpi(a: &Args, found: Option<&Found>) -> Result<Mpi, Failure> {
+    match (a.lib.mpi, found.cloned()) {
         (Some(said), Some((_, program, links))) if said != links => Err(Failure::Usage(format!(
             "--mpi {}: {} links {}",
             said.flag(),
@@ -479,20 +478,22 @@ fn which_mpi(a: &Args, cwd: &Path) -> Result<Mpi, Failure> {
 pub fn run(a: Args) -> Result<ExitCode, Failure> {
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let mut vars = settings(&a, &cwd)?;
-    let mpi = which_mpi(&a, &cwd)?;
+    // Read once: the program's file may be large.
+    let found = program_mpi(&a.rest, &cwd, std::env::var_os("PATH").as_deref());
+    let mpi = which_mpi(&a, found.as_ref())?;
     let lib = library(&a.lib, mpi)?;
     let launcher = a.mpirun.clone().unwrap_or_else(|| mpi.launcher().into());
     launcher_of(mpi, &launcher, &version(&launcher)?).map_err(|e| Failure::Run(anyhow!(e)))?;
     let root = rustix::process::geteuid().is_root();
     let preload = std::env::var_os("LD_PRELOAD");
     let session = match a.learn.learn.is_some() {
-        true => Some(begin_learning(&a, mpi, &cwd)?),
+        true => Some(begin_learning(&a, mpi, &cwd, found.as_ref())?),
         false => None,
     };
     let rest = match &session {
         Some(s) => {
             vars.extend(s.vars());
-            placed(&a.rest, mpi, &cwd, s.placement.as_deref())
+            placed(&a.rest, mpi, found.as_ref(), s.placement.as_deref())
         }
         None => a.rest.clone(),
     };
@@ -530,17 +531,21 @@ fn exit_code(status: std::process::ExitStatus) -> i32 {
 }
 
 /// Opens `--learn`'s directory for this job.
-fn begin_learning(a: &Args, mpi: Mpi, cwd: &Path) -> Result<Session, Failure> {
-    let path = std::env::var_os("PATH");
-    let (at, program, _) = program_mpi(&a.rest, cwd, path.as_deref()).ok_or_else(|| {
+fn begin_learning(
+    a: &Args,
+    mpi: Mpi,
+    cwd: &Path,
+    found: Option<&Found>,
+) -> Result<Session, Failure> {
+    let (at, program, _) = found.ok_or_else(|| {
         Failure::Usage(
             "--learn: no program linking an MPI library among the launcher's arguments".into(),
         )
     })?;
-    let before = &a.rest[..at];
+    let before = &a.rest[..*at];
     let job = learn::decide::Job {
         engine: mpi.flag().into(),
-        program: learn::program(&program)?,
+        program: learn::program(program)?,
         ranks: launcher::ranks(before),
         hosts: launcher::hosts(before, cwd).map_err(|e| Failure::Usage(format!("--learn: {e}")))?,
     };
@@ -549,9 +554,13 @@ fn begin_learning(a: &Args, mpi: Mpi, cwd: &Path) -> Result<Session, Failure> {
 
 /// The launcher's arguments with the learned placement `file` in force,
 /// unless they place the ranks themselves.
-fn placed(rest: &[OsString], mpi: Mpi, cwd: &Path, file: Option<&Path>) -> Vec<OsString> {
-    let path = std::env::var_os("PATH");
-    let at = program_mpi(rest, cwd, path.as_deref()).map_or(rest.len(), |(at, _, _)| at);
+fn placed(
+    rest: &[OsString],
+    mpi: Mpi,
+    found: Option<&Found>,
+    file: Option<&Path>,
+) -> Vec<OsString> {
+    let at = found.map_or(rest.len(), |(at, _, _)| *at);
     let (before, after) = rest.split_at(at);
     let Some(file) = file.filter(|_| !launcher::places_itself(before)) else {
         return rest.to_vec();
